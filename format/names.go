@@ -1,0 +1,94 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Segment file extensions.
+const (
+	LogExt       = ".log"
+	IndexExt     = ".index"
+	TimeIndexExt = ".timeindex"
+)
+
+// baseDigits is the width of a segment file's base offset: a u64 in decimal.
+const baseDigits = 20
+
+// MaxTopicLen is the longest topic (and group) name.
+const MaxTopicLen = 249
+
+var (
+	// ErrSegmentName means a file name is not <20 digits>.log|.index|.timeindex.
+	ErrSegmentName = errors.New("format: not a segment file name")
+	// ErrTopicName means a topic or group name breaks the naming rules.
+	ErrTopicName = errors.New("format: invalid name")
+	// ErrPartitionName means a directory name is not a partition number.
+	ErrPartitionName = errors.New("format: not a partition number")
+)
+
+// SegmentName is the file name of a segment's file with the given extension.
+func SegmentName(base uint64, ext string) string {
+	return fmt.Sprintf("%020d%s", base, ext)
+}
+
+// ParseSegmentName splits a segment file name into base offset and extension.
+func ParseSegmentName(name string) (base uint64, ext string, err error) {
+	if len(name) <= baseDigits {
+		return 0, "", ErrSegmentName
+	}
+	digits, ext := name[:baseDigits], name[baseDigits:]
+	if ext != LogExt && ext != IndexExt && ext != TimeIndexExt {
+		return 0, "", ErrSegmentName
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, "", ErrSegmentName
+		}
+	}
+	base, err = strconv.ParseUint(digits, 10, 64)
+	if err != nil { // more than 20 digits' worth: past u64
+		return 0, "", ErrSegmentName
+	}
+	return base, ext, nil
+}
+
+// ValidateTopic checks a topic or group name: 1–249 characters from
+// [A-Za-z0-9._-], not starting with '.' (which also rules out "." and "..").
+// Names are checked before any file is touched, which also keeps every path
+// built from them inside the data directory.
+func ValidateTopic(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty name", ErrTopicName)
+	case len(name) > MaxTopicLen:
+		return fmt.Errorf("%w: %d characters, at most %d allowed", ErrTopicName, len(name), MaxTopicLen)
+	case name[0] == '.':
+		return fmt.Errorf("%w %q: must not start with '.'", ErrTopicName, name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w %q: character %q not allowed (use A-Z a-z 0-9 . _ -)", ErrTopicName, name, c)
+		}
+	}
+	return nil
+}
+
+// ParsePartition parses a partition directory name: a decimal number without
+// sign or leading zeros.
+func ParsePartition(name string) (int, error) {
+	if name == "" || len(name) > 9 || (len(name) > 1 && name[0] == '0') {
+		return 0, ErrPartitionName
+	}
+	n := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, ErrPartitionName
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
+}

@@ -1,0 +1,95 @@
+package logstore
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileSystem is the seam every change to disk goes through.
+type fileSystem interface {
+	OpenFile(name string, flag int, perm os.FileMode) (file, error)
+	// Rename renames oldpath to newpath; with noReplace it fails with
+	// os.ErrExist instead of replacing an existing newpath.
+	Rename(oldpath, newpath string, noReplace bool) error
+	Remove(name string) error
+	Mkdir(name string, perm os.FileMode) error
+	// SyncDir makes the entries of directory name durable.
+	SyncDir(name string) error
+}
+
+// file is an open file as logstore uses it.
+type file interface {
+	io.ReaderAt
+	io.Writer
+	Name() string
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+	// Sync makes the file's data durable (fdatasync).
+	Sync() error
+	Close() error
+}
+
+type osFS struct{}
+
+type osFile struct{ *os.File }
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Rename(oldpath, newpath string, noReplace bool) error {
+	if !noReplace {
+		return os.Rename(oldpath, newpath)
+	}
+	err := unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// The filesystem lacks RENAME_NOREPLACE: check, then rename. Only
+		// a racing creator of the same name can slip in between.
+		if _, serr := os.Lstat(newpath); serr == nil {
+			return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: os.ErrExist}
+		}
+		return os.Rename(oldpath, newpath)
+	}
+	if err != nil {
+		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+func (osFS) Remove(name string) error                  { return os.Remove(name) }
+func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
+
+func (osFS) SyncDir(name string) error {
+	d, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &os.PathError{Op: "fsync", Path: name, Err: errors.Unwrap(err)}
+	}
+	return nil
+}
+
+func (f osFile) Sync() error {
+	for {
+		err := unix.Fdatasync(int(f.Fd()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+		}
+		return nil
+	}
+}

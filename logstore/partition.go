@@ -1,0 +1,243 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/seglog/seglog/format"
+)
+
+// Partition is a read-only view of one partition directory, as its
+// segments were when it was opened. It takes no lock: a writer may append
+// and a sweep may delete segments meanwhile.
+type Partition struct {
+	dir  string
+	name string // for messages: "orders/0", or the directory
+	segs []segment
+}
+
+// OpenPartitionDir opens the partition directory dir for reading; name is
+// how messages refer to it.
+func OpenPartitionDir(dir, name string) (*Partition, error) {
+	segs, err := listSegments(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
+		}
+		return nil, fmt.Errorf("open partition %s: %w", name, err)
+	}
+	return &Partition{dir: dir, name: name, segs: segs}, nil
+}
+
+// Name is how messages refer to the partition.
+func (p *Partition) Name() string { return p.name }
+
+// Dir is the partition's directory.
+func (p *Partition) Dir() string { return p.dir }
+
+// Bounds returns the first offset the partition holds and the offset after
+// its last valid record. Valid data ends at an incomplete tail, and also at
+// a corrupt record, which readers meet and report when they get there.
+func (p *Partition) Bounds() (start, next uint64, err error) {
+	if len(p.segs) == 0 {
+		return 0, 0, nil
+	}
+	active := p.segs[len(p.segs)-1]
+	f, err := os.Open(active.path(format.LogExt))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
+	}
+	defer f.Close()
+	end, err := findEnd(active, osFile{f}, true)
+	if err != nil {
+		return 0, 0, err
+	}
+	return p.segs[0].base, end.Next, nil
+}
+
+// Record is a record read from a partition.
+type Record struct {
+	format.Record
+	Pos int64  // byte position of its header in the segment
+	CRC uint32 // as stored
+}
+
+// Iterator reads a partition's records in offset order, in constant memory
+// (one record aside). It stops at the end of the data as it was when the
+// iterator was made: records appended later are not waited for.
+type Iterator struct {
+	p      *Partition
+	segs   []segment
+	limit  int64 // size of the last segment when the iterator was made
+	from   uint64
+	i      int // current segment
+	f      file
+	lr     *logReader
+	pos    int64
+	next   uint64 // offset expected at pos
+	rec    Record
+	err    error
+	closed bool
+}
+
+// Read returns an iterator over records with offsets >= from. Offsets in a
+// gap between segments are skipped.
+func (p *Partition) Read(from uint64) (*Iterator, error) {
+	it := &Iterator{p: p, segs: p.segs, from: from}
+	if len(p.segs) == 0 {
+		it.closed = true
+		return it, nil
+	}
+	fi, err := os.Stat(p.segs[len(p.segs)-1].path(format.LogExt))
+	if err != nil {
+		return nil, p.segmentGone(err, from)
+	}
+	it.limit = fi.Size()
+	// The last segment with base <= from holds from, or from is in a gap
+	// after it, or before all of them.
+	it.i = max(sort.Search(len(p.segs), func(i int) bool { return p.segs[i].base > from })-1, 0)
+	if err := it.open(); err != nil {
+		return nil, err
+	}
+	if from > it.segs[it.i].base {
+		it.pos, it.next = seekInSegment(it.segs[it.i], it.lr, from)
+	}
+	return it, nil
+}
+
+func (it *Iterator) open() error {
+	seg := it.segs[it.i]
+	f, err := os.Open(seg.path(format.LogExt))
+	if err != nil {
+		return it.p.segmentGone(err, max(it.from, seg.base))
+	}
+	it.f = osFile{f}
+	it.lr = newLogReader(it.f)
+	it.pos, it.next = 0, seg.base
+	return nil
+}
+
+// segmentGone turns a segment vanishing under a reader into the error
+// SPEC §5 asks for, naming the partition's new start.
+func (p *Partition) segmentGone(err error, offset uint64) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", p.name, err)
+	}
+	start := offset
+	if segs, lerr := listSegments(p.dir); lerr == nil && len(segs) > 0 {
+		start = segs[0].base
+	}
+	return &NoLongerAvailableError{Partition: p.name, Offset: offset, Start: start}
+}
+
+// Next advances to the next record, returning false at the end or on an
+// error (see Err).
+func (it *Iterator) Next() bool {
+	if it.closed || it.err != nil {
+		return false
+	}
+	for {
+		last := it.i == len(it.segs)-1
+		if last && it.pos >= it.limit {
+			return false
+		}
+		r, h, err := it.lr.record(it.pos)
+		if err == nil && r.Offset != it.next {
+			err = format.ErrOffset
+		}
+		if err == nil && last && it.pos+h.RecordLen() > it.limit {
+			return false // appended after we started
+		}
+		if err != nil {
+			if !it.endOfSegment(err, last) {
+				return false
+			}
+			if last {
+				return false
+			}
+			if !it.nextSegment() {
+				return false
+			}
+			continue
+		}
+		it.pos += h.RecordLen()
+		it.next++
+		if r.Offset < it.from {
+			continue
+		}
+		it.rec = Record{Record: r, Pos: it.pos - h.RecordLen(), CRC: h.CRC}
+		return true
+	}
+}
+
+// endOfSegment decides what a record that failed to decode means: the clean
+// end of a segment (true), the end of the data (false, no error), or
+// corruption or an I/O error (false, with it.err set).
+func (it *Iterator) endOfSegment(err error, last bool) bool {
+	if isIOError(err) {
+		it.err = fmt.Errorf("read %s: %w", it.f.Name(), err)
+		return false
+	}
+	size := it.limit
+	if !last {
+		fi, serr := it.f.Stat()
+		if serr != nil {
+			it.err = serr
+			return false
+		}
+		size = fi.Size()
+	}
+	if it.pos == size {
+		return true
+	}
+	seg := it.segs[it.i]
+	if last {
+		later, lerr := validRecordAfter(seg, it.lr, it.pos, it.next, size)
+		if lerr != nil {
+			it.err = lerr
+			return false
+		}
+		if !later {
+			return false // an incomplete tail: the end of the data
+		}
+	}
+	it.err = &CorruptionError{Path: seg.path(format.LogExt), Pos: it.pos, Offset: int64(it.next), Reason: err}
+	return false
+}
+
+func (it *Iterator) nextSegment() bool {
+	it.f.Close()
+	it.f = nil
+	it.i++
+	seg := it.segs[it.i]
+	if seg.base < it.next {
+		it.err = &CorruptionError{Path: seg.path(format.LogExt), Pos: 0, Offset: int64(it.next), Reason: ErrOverlap}
+		return false
+	}
+	if err := it.open(); err != nil {
+		it.err = err
+		return false
+	}
+	return true
+}
+
+// Record returns the current record. Its Key and Value are valid until the
+// next call to Next.
+func (it *Iterator) Record() Record { return it.rec }
+
+// Err returns the error that ended the iteration, if any.
+func (it *Iterator) Err() error { return it.err }
+
+// Close releases the iterator's open file.
+func (it *Iterator) Close() error {
+	it.closed = true
+	if it.f != nil {
+		err := it.f.Close()
+		it.f = nil
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,377 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/seglog/seglog/format"
+)
+
+// segment names one segment of a partition directory.
+type segment struct {
+	dir  string
+	base uint64
+}
+
+func (s segment) path(ext string) string { return filepath.Join(s.dir, format.SegmentName(s.base, ext)) }
+
+// listSegments returns the segments of a partition directory (those with a
+// .log file) sorted by base offset. Anything else in it is ignored.
+func listSegments(dir string) ([]segment, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []segment
+	for _, e := range entries {
+		base, ext, err := format.ParseSegmentName(e.Name())
+		if err != nil || ext != format.LogExt || !e.Type().IsRegular() {
+			continue
+		}
+		segs = append(segs, segment{dir: dir, base: base})
+	}
+	// ReadDir sorts by name, and 20-digit names sort as their numbers do.
+	slices.SortFunc(segs, func(a, b segment) int {
+		switch {
+		case a.base < b.base:
+			return -1
+		case a.base > b.base:
+			return 1
+		}
+		return 0
+	})
+	return segs, nil
+}
+
+// logReader reads records of one .log file through a buffer of file bytes,
+// with positional reads only (another process may be appending to the
+// file, or truncating it).
+type logReader struct {
+	f      file
+	buf    []byte // file bytes [bufPos, bufPos+len(buf))
+	bufPos int64
+	chunk  int // how much to read next time
+}
+
+const (
+	scanChunk   = 1 << 20 // sequential scans
+	lookupChunk = 4 << 10 // a point lookup: most records fit in one page
+)
+
+func newLogReader(f file) *logReader { return &logReader{f: f, chunk: lookupChunk} }
+
+// window returns file bytes [pos, pos+n), or format.ErrShort when the file
+// ends before pos+n. It never allocates more than the bytes the file holds.
+func (r *logReader) window(pos, n int64) ([]byte, error) {
+	if pos >= r.bufPos && pos+n <= r.bufPos+int64(len(r.buf)) {
+		return r.buf[pos-r.bufPos : pos-r.bufPos+n], nil
+	}
+	if n > scanChunk {
+		// Only make room for a record the file really holds: a corrupt
+		// size field must not make us allocate gigabytes.
+		fi, err := r.f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if pos+n > fi.Size() {
+			return nil, format.ErrShort
+		}
+	}
+	want := max(n, int64(r.chunk))
+	if int64(cap(r.buf)) < want {
+		r.buf = make([]byte, want)
+	}
+	r.buf = r.buf[:want]
+	// Reads grow from a page (point lookups) to scanChunk (long scans).
+	r.chunk = min(2*r.chunk, scanChunk)
+	m, err := r.f.ReadAt(r.buf, pos)
+	r.buf, r.bufPos = r.buf[:m], pos
+	if int64(m) < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, format.ErrShort
+		}
+		return nil, err
+	}
+	return r.buf[:n], nil
+}
+
+// record decodes the record at pos. Errors are format's (ErrShort, ErrKeyLen,
+// ErrCRC) or I/O errors.
+func (r *logReader) record(pos int64) (format.Record, format.Header, error) {
+	hb, err := r.window(pos, format.HeaderLen)
+	if err != nil {
+		return format.Record{}, format.Header{}, err
+	}
+	h, err := format.ParseHeader(hb)
+	if err != nil {
+		return format.Record{}, h, err
+	}
+	b, err := r.window(pos, h.RecordLen())
+	if err != nil {
+		return format.Record{}, h, err
+	}
+	return format.ParseRecord(b)
+}
+
+// isIOError tells a failed read apart from a verdict on the bytes.
+func isIOError(err error) bool {
+	return !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC)
+}
+
+// indexReader looks up a segment's .index with positional reads of single
+// entries: a handful per lookup, never a mapping another process could
+// truncate under us.
+type indexReader struct {
+	f file
+	n int64 // whole entries; a partial last entry is ignored
+}
+
+func openIndex(path string) (*indexReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &indexReader{f: osFile{f}, n: fi.Size() / format.IndexEntryLen}, nil
+}
+
+func (x *indexReader) entry(i int64) (format.IndexEntry, error) {
+	var b [format.IndexEntryLen]byte
+	if _, err := x.f.ReadAt(b[:], i*format.IndexEntryLen); err != nil {
+		if errors.Is(err, io.EOF) {
+			return format.IndexEntry{}, format.ErrShort
+		}
+		return format.IndexEntry{}, err
+	}
+	return format.ParseIndexEntry(b[:])
+}
+
+func (x *indexReader) Close() error { return x.f.Close() }
+
+// floor finds an entry with the largest offset <= target, assuming entries
+// sorted by offset (a lying index only costs the caller a longer scan, as
+// every entry is checked against the .log before use). Interpolation steps,
+// exact on the evenly spaced entries seglog writes, alternate with halving
+// steps, so even odd spacing costs O(log n) reads. ok is false when no entry
+// qualifies.
+func (x *indexReader) floor(target uint64) (e format.IndexEntry, i int64, ok bool, err error) {
+	if x.n == 0 {
+		return e, 0, false, nil
+	}
+	lo, err := x.entry(0)
+	if err != nil || lo.Offset > target {
+		return e, 0, false, err
+	}
+	hi, err := x.entry(x.n - 1)
+	if err != nil {
+		return e, 0, false, err
+	}
+	if hi.Offset <= target {
+		return hi, x.n - 1, true, nil
+	}
+	// Invariant: entry loI has offset <= target < entry hiI's offset.
+	loI, hiI := int64(0), x.n-1
+	for step := 0; hiI-loI > 1; step++ {
+		var mid int64
+		if step%2 == 0 && hi.Offset > lo.Offset {
+			frac := float64(target-lo.Offset) / float64(hi.Offset-lo.Offset)
+			mid = loI + int64(frac*float64(hiI-loI))
+		} else {
+			mid = loI + (hiI-loI)/2
+		}
+		mid = min(max(mid, loI+1), hiI-1)
+		m, err := x.entry(mid)
+		if err != nil {
+			return e, 0, false, err
+		}
+		if m.Offset <= target {
+			loI, lo = mid, m
+		} else {
+			hiI, hi = mid, m
+		}
+	}
+	return lo, loI, true, nil
+}
+
+// seekInSegment returns a validated starting point for reading offset
+// target in seg: the position and offset of a record at or before target,
+// from the index when an entry checks out against the log, else the
+// segment's start.
+func seekInSegment(seg segment, lr *logReader, target uint64) (int64, uint64) {
+	if target <= seg.base {
+		return 0, seg.base
+	}
+	x, err := openIndex(seg.path(format.IndexExt))
+	if err != nil {
+		return 0, seg.base
+	}
+	defer x.Close()
+	e, _, ok, err := x.floor(target)
+	if err != nil || !ok || e.Offset < seg.base || e.Pos < 0 {
+		return 0, seg.base
+	}
+	if _, h, err := lr.record(e.Pos); err != nil || h.Offset != e.Offset {
+		return 0, seg.base
+	}
+	return e.Pos, e.Offset
+}
+
+// tailState is what follows the last valid record of a segment.
+type tailState int
+
+const (
+	tailClean      tailState = iota // the segment ends exactly after a valid record
+	tailIncomplete                  // a record still being written, or torn by a crash
+	tailCorrupt                     // a record that does not check out where a valid one must be
+)
+
+// segmentEnd is the result of scanning a segment to its end.
+type segmentEnd struct {
+	Pos    int64  // end of the last valid record
+	Next   uint64 // offset after the last valid record
+	LastTS int64  // timestamp of the last valid record, if Next > start
+	Tail   tailState
+	Err    *CorruptionError // when Tail != tailClean: what was found at Pos
+	Size   int64            // file size seen
+}
+
+// scanToEnd validates records of seg from (pos, offset) to the end of the
+// file and classifies what follows the last valid one (SPEC §2): in a closed
+// segment anything is corrupt; in the active one a failing record is an
+// incomplete tail unless a valid record starts after it.
+func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool) (segmentEnd, error) {
+	end := segmentEnd{Pos: pos, Next: offset}
+	for {
+		r, _, err := lr.record(end.Pos)
+		if err == nil && r.Offset != end.Next {
+			err = format.ErrOffset
+		}
+		if err != nil {
+			if isIOError(err) {
+				return end, err
+			}
+			fi, serr := lr.f.Stat()
+			if serr != nil {
+				return end, serr
+			}
+			end.Size = fi.Size()
+			if end.Pos == end.Size {
+				return end, nil
+			}
+			end.Err = &CorruptionError{Path: seg.path(format.LogExt), Pos: end.Pos, Offset: int64(end.Next), Reason: err}
+			end.Tail = tailCorrupt
+			if active {
+				later, err := validRecordAfter(seg, lr, end.Pos, end.Next, end.Size)
+				if err != nil {
+					return end, err
+				}
+				if !later {
+					end.Tail = tailIncomplete
+				}
+			}
+			return end, nil
+		}
+		end.Pos += format.RecordLen(r.Key, r.Value)
+		end.Next++
+		end.LastTS = r.Timestamp
+	}
+}
+
+// validRecordAfter reports whether a valid record with an offset >= next
+// starts anywhere after pos (and before size): then the failing record at
+// pos is not a torn tail but damage in the middle of the data. Index entries
+// are checked first, as they are cheap; then every byte position.
+func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size int64) (bool, error) {
+	if x, err := openIndex(seg.path(format.IndexExt)); err == nil {
+		defer x.Close()
+		for i := x.n - 1; i >= 0; i-- {
+			e, err := x.entry(i)
+			if err != nil || e.Pos <= pos {
+				break
+			}
+			if e.Offset >= next && e.Pos < size {
+				if _, h, err := lr.record(e.Pos); err == nil && h.Offset == e.Offset {
+					return true, nil
+				}
+			}
+		}
+	}
+	for p := pos + 1; p+format.HeaderLen <= size; p++ {
+		hb, err := lr.window(p, format.HeaderLen)
+		if err != nil {
+			return false, ignoreShort(err)
+		}
+		h, err := format.ParseHeader(hb)
+		// Cheap plausibility first: an offset in reach, a body that fits.
+		if err != nil || h.Offset < next || h.Offset-next > uint64(size-pos)/format.HeaderLen || p+h.RecordLen() > size {
+			continue
+		}
+		if _, _, err := lr.record(p); err == nil {
+			return true, nil
+		} else if isIOError(err) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+func ignoreShort(err error) error {
+	if errors.Is(err, format.ErrShort) {
+		return nil
+	}
+	return err
+}
+
+// lastValidEntry finds the last .index entry of seg that checks out against
+// the log (its record is whole, valid, and has that offset), searching back
+// from the last entry whose position lies inside the log. Entries past the
+// log's end are stale after a power loss and skipped without a read.
+func lastValidEntry(seg segment, lr *logReader, logSize int64) (pos int64, offset uint64, ok bool) {
+	x, err := openIndex(seg.path(format.IndexExt))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer x.Close()
+	const maxChecks = 64 // beyond this many bad entries, a scan is cheaper
+	checks := 0
+	for i := x.n - 1; i >= 0 && checks < maxChecks; i-- {
+		e, err := x.entry(i)
+		if err != nil {
+			return 0, 0, false
+		}
+		if e.Pos < 0 || e.Pos >= logSize || e.Offset < seg.base {
+			continue
+		}
+		checks++
+		if r, _, err := lr.record(e.Pos); err == nil && r.Offset == e.Offset {
+			return e.Pos, e.Offset, true
+		}
+	}
+	return 0, 0, false
+}
+
+// findEnd scans seg from its last trustworthy index entry to its end.
+func findEnd(seg segment, f file, active bool) (segmentEnd, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return segmentEnd{}, err
+	}
+	lr := newLogReader(f)
+	pos, off, ok := lastValidEntry(seg, lr, fi.Size())
+	if !ok {
+		pos, off = 0, seg.base
+	}
+	end, err := scanToEnd(seg, lr, pos, off, active)
+	if err != nil {
+		return end, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+	}
+	return end, nil
+}

@@ -1,0 +1,350 @@
+package logstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/seglog/seglog/format"
+)
+
+// Built-in defaults for topics without stored settings.
+const (
+	DefaultSegmentBytes  = 1 << 30
+	DefaultIndexInterval = 1
+	DefaultRollAfter     = 7 * 24 * time.Hour
+	// MaxPartitions bounds create's partition count: every partition is a
+	// directory and, while appending, three open files.
+	MaxPartitions = 10000
+)
+
+const settingsFile = ".seglog.json"
+
+// Settings are a topic's stored defaults (SPEC §1). Zero means unset.
+type Settings struct {
+	SegmentBytes   int64
+	IndexInterval  int
+	RollAfter      time.Duration
+	Retention      time.Duration
+	RetentionBytes int64
+}
+
+// settingsJSON is the stored form: durations as Go strings, for people who
+// look at the file.
+type settingsJSON struct {
+	SegmentBytes   int64  `json:"segment_bytes,omitempty"`
+	IndexInterval  int    `json:"index_interval,omitempty"`
+	RollAfter      string `json:"roll_after,omitempty"`
+	Retention      string `json:"retention,omitempty"`
+	RetentionBytes int64  `json:"retention_bytes,omitempty"`
+}
+
+func durationString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func parseStoredDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// Store is a data directory.
+type Store struct {
+	dir string
+	fs  fileSystem
+}
+
+// Open returns the store at dir. Nothing is read until used.
+func Open(dir string) *Store { return &Store{dir: dir, fs: osFS{}} }
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// PartitionDir is the directory of a topic's partition. The topic name must
+// have been validated.
+func (s *Store) PartitionDir(topic string, partition int) string {
+	return filepath.Join(s.dir, topic, strconv.Itoa(partition))
+}
+
+// Topic is a topic as found on disk.
+type Topic struct {
+	Name       string
+	Dir        string
+	Partitions int
+	Settings   Settings
+}
+
+// Topic opens a topic's metadata: its partition count (highest partition
+// directory + 1; a missing one below that is an error, as it would change
+// key routing) and stored settings.
+func (s *Store) Topic(name string) (*Topic, error) {
+	if err := format.ValidateTopic(name); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.dir, name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicNotFound)
+		}
+		return nil, fmt.Errorf("open topic %s: %w", name, err)
+	}
+	present := map[int]bool{}
+	n := 0
+	for _, e := range entries {
+		p, err := format.ParsePartition(e.Name())
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		present[p] = true
+		n = max(n, p+1)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, ErrPartitionNotFound)
+	}
+	for p := 0; p < n; p++ {
+		if !present[p] {
+			return nil, fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", name, p, n-1, filepath.Join(dir, strconv.Itoa(p)), ErrPartitionNotFound)
+		}
+	}
+	st, err := readSettings(filepath.Join(dir, settingsFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Topic{Name: name, Dir: dir, Partitions: n, Settings: st}, nil
+}
+
+func readSettings(path string) (Settings, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Settings{}, nil
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("read topic settings: %w", err)
+	}
+	var j settingsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
+	}
+	st := Settings{SegmentBytes: j.SegmentBytes, IndexInterval: j.IndexInterval, RetentionBytes: j.RetentionBytes}
+	if st.RollAfter, err = parseStoredDuration(j.RollAfter); err == nil {
+		st.Retention, err = parseStoredDuration(j.Retention)
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// Topics lists the data directory's topics by name. Entries that are not
+// valid topic names (seglog's own dot-files, editor leftovers) are skipped.
+func (s *Store) Topics() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && format.ValidateTopic(e.Name()) == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// CreateTopic makes a topic with partitions 0..partitions-1, each holding
+// an empty segment 0, and stores its settings. The topic is built in a
+// hidden temporary directory and renamed into place, so it appears whole
+// or not at all; ErrTopicExists if it is already there.
+func (s *Store) CreateTopic(name string, partitions int, st Settings) error {
+	if err := format.ValidateTopic(name); err != nil {
+		return err
+	}
+	if partitions < 1 || partitions > MaxPartitions {
+		return fmt.Errorf("create topic %s: partition count %d out of range 1..%d", name, partitions, MaxPartitions)
+	}
+	if err := s.mkdirAll(s.dir); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	final := filepath.Join(s.dir, name)
+	if _, err := os.Stat(final); err == nil {
+		return fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicExists)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(s.dir, ".create-"+name+"-"+hex.EncodeToString(rnd[:])+".tmp")
+	if err := s.buildTopic(tmp, partitions, st); err != nil {
+		s.removeAll(tmp)
+		return fmt.Errorf("create topic %s: %w", name, err)
+	}
+	if err := s.fs.Rename(tmp, final, true); err != nil {
+		s.removeAll(tmp)
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
+			return fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicExists)
+		}
+		return fmt.Errorf("create topic %s: %w", name, err)
+	}
+	if err := s.fs.SyncDir(s.dir); err != nil {
+		return fmt.Errorf("create topic %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *Store) buildTopic(dir string, partitions int, st Settings) error {
+	if err := s.fs.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if st != (Settings{}) {
+		if err := s.writeSettings(dir, st); err != nil {
+			return err
+		}
+	}
+	for p := 0; p < partitions; p++ {
+		pdir := filepath.Join(dir, strconv.Itoa(p))
+		if err := s.fs.Mkdir(pdir, 0o755); err != nil {
+			return err
+		}
+		if err := createSegmentFiles(s.fs, segment{dir: pdir, base: 0}, true); err != nil {
+			return err
+		}
+	}
+	return s.fs.SyncDir(dir)
+}
+
+func (s *Store) writeSettings(dir string, st Settings) error {
+	b, err := json.MarshalIndent(settingsJSON{
+		SegmentBytes:   st.SegmentBytes,
+		IndexInterval:  st.IndexInterval,
+		RollAfter:      durationString(st.RollAfter),
+		Retention:      durationString(st.Retention),
+		RetentionBytes: st.RetentionBytes,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return s.writeFileAtomic(filepath.Join(dir, settingsFile), append(b, '\n'))
+}
+
+// writeFileAtomic replaces path with data: temporary file, fsync, rename,
+// fsync of the directory.
+func (s *Store) writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.Rename(tmp, path, false)
+	}
+	if err != nil {
+		_ = s.fs.Remove(tmp)
+		return err
+	}
+	return s.fs.SyncDir(filepath.Dir(path))
+}
+
+// mkdirAll makes dir and missing parents, fsyncing each parent that gained
+// an entry so the new directories survive a power cut.
+func (s *Store) mkdirAll(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := s.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := s.fs.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return s.fs.SyncDir(parent)
+}
+
+// removeAll deletes a tree of seglog's own making (a failed create).
+func (s *Store) removeAll(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			s.removeAll(p)
+		} else {
+			_ = s.fs.Remove(p)
+		}
+	}
+	_ = s.fs.Remove(dir)
+}
+
+// createSegmentFiles creates a segment's three files. The .log comes first,
+// with O_EXCL: it is what makes the segment exist, and must not clobber one.
+// Index files without a .log are orphans of a crash and are truncated.
+func createSegmentFiles(fsys fileSystem, seg segment, syncDir bool) error {
+	for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
+		flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		if ext == format.LogExt {
+			flag = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		}
+		f, err := fsys.OpenFile(seg.path(ext), flag, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if syncDir {
+		return fsys.SyncDir(seg.dir)
+	}
+	return nil
+}
+
+// EffectiveSettings returns the settings a writer uses for this topic: stored ones
+// over built-in defaults. Retention keeps no default.
+func (t *Topic) EffectiveSettings() Settings {
+	st := t.Settings
+	if st.SegmentBytes <= 0 {
+		st.SegmentBytes = DefaultSegmentBytes
+	}
+	if st.IndexInterval <= 0 {
+		st.IndexInterval = DefaultIndexInterval
+	}
+	if st.RollAfter <= 0 {
+		st.RollAfter = DefaultRollAfter
+	}
+	return st
+}
+
+// OpenPartition opens a topic's partition for reading.
+func (s *Store) OpenPartition(topic string, partition int) (*Partition, error) {
+	t, err := s.Topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	if partition < 0 || partition >= t.Partitions {
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
+	}
+	return OpenPartitionDir(s.PartitionDir(topic, partition), fmt.Sprintf("%s/%d", topic, partition))
+}
