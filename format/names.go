@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Segment file extensions.
@@ -59,18 +60,30 @@ func ParseSegmentName(name string) (base uint64, ext string, err error) {
 // Names are checked before any file is touched, which also keeps every path
 // built from them inside the data directory.
 func ValidateTopic(name string) error {
+	bad := func(reason string) error {
+		shown := name
+		if len(shown) > 40 {
+			cut := 37
+			for cut > 0 && !utf8.RuneStart(shown[cut]) {
+				cut--
+			}
+			shown = shown[:cut] + "..."
+		}
+		return fmt.Errorf("%w %q: %s", ErrTopicName, shown, reason)
+	}
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: empty name", ErrTopicName)
+		return bad("empty")
 	case len(name) > MaxTopicLen:
-		return fmt.Errorf("%w: %d characters, at most %d allowed", ErrTopicName, len(name), MaxTopicLen)
+		return bad(fmt.Sprintf("%d characters long, at most %d allowed", len(name), MaxTopicLen))
 	case name[0] == '.':
-		return fmt.Errorf("%w %q: must not start with '.'", ErrTopicName, name)
+		return bad("must not start with '.'")
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("%w %q: character %q not allowed (use A-Z a-z 0-9 . _ -)", ErrTopicName, name, c)
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return bad(fmt.Sprintf("character %q not allowed (use A-Z a-z 0-9 . _ -)", r))
 		}
 	}
 	return nil

@@ -1,0 +1,150 @@
+// Package commands is seglog's command line: one file per subcommand, each
+// parsing its flags, calling logstore and writing its output, plus the
+// shared pieces (argument handling, units, output formats, exit codes).
+package commands
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/format"
+)
+
+// env is what every command gets: its streams and the global flags.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	dataDir        string
+	quiet          bool
+	noProgress     bool
+}
+
+// warn prints a warning on stderr unless --quiet.
+func (e *env) warn(format string, args ...any) {
+	if !e.quiet {
+		fmt.Fprintf(e.stderr, "seglog: warning: "+format+"\n", args...)
+	}
+}
+
+// info prints a summary line on stderr unless --quiet.
+func (e *env) info(format string, args ...any) {
+	if !e.quiet {
+		fmt.Fprintf(e.stderr, format+"\n", args...)
+	}
+}
+
+func envFrom(c *cli.Context) *env {
+	return &env{
+		stdin:      c.App.Reader,
+		stdout:     c.App.Writer,
+		stderr:     c.App.ErrWriter,
+		dataDir:    c.String("data-dir"),
+		quiet:      c.Bool("quiet"),
+		noProgress: c.Bool("no-progress"),
+	}
+}
+
+// NewApp builds the seglog command line, reading stdin and writing to
+// stdout and stderr.
+func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "seglog",
+		Usage: "work directly on the data directory of a Kafka-style commit log",
+		Description: "seglog reads, writes, checks and repairs a commit log's segment files\n" +
+			"(data/<topic>/<partition>/<base-offset>.log|.index|.timeindex) with no daemon.\n" +
+			"Locks are flock(2) on directories: use it on local filesystems only.",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Reader:          stdin,
+		HideHelpCommand: false,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, warnings or progress (errors still)"},
+			&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
+		},
+		Commands: []*cli.Command{
+			createCommand(),
+			appendCommand(),
+			readCommand(),
+		},
+		// Only main exits: urfave/cli must never call os.Exit itself.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("unknown command %q (see 'seglog --help')", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = onUsageError
+	}
+	return app
+}
+
+func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(name) > 1 {
+			name = "-" + name // Go's flag package shows one dash whatever was typed
+		}
+		msg = "unknown flag -" + name
+	}
+	where := "seglog"
+	if isSubcommand && c.Command != nil {
+		where = "seglog " + c.Command.Name
+	}
+	return usagef("%s (see '%s --help')", msg, where)
+}
+
+// Run runs seglog with args and returns its exit status. Errors are printed
+// as one line on stderr starting with "seglog: ".
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// A write to a closed stdout pipe must be an EPIPE error we can end
+	// quietly on, not a SIGPIPE that kills the process.
+	signal.Ignore(syscall.SIGPIPE)
+	app := NewApp(stdin, stdout, stderr)
+	err := app.Run(normalizeArgs(app, args))
+	code := exitCode(err)
+	if err != nil && code != exitOK && !errors.Is(err, errProblemsFound) {
+		fmt.Fprintf(stderr, "seglog: %s\n", errorLine(err))
+	}
+	return code
+}
+
+// topicArg returns a command's single TOPIC argument.
+func topicArg(c *cli.Context) (string, error) {
+	switch c.NArg() {
+	case 0:
+		return "", usagef("%s: missing TOPIC (see 'seglog %s --help')", c.Command.Name, c.Command.Name)
+	case 1:
+		return c.Args().First(), checkTopicName(c.Args().First())
+	}
+	return "", usagef("%s: one TOPIC expected, got %d arguments: %s", c.Command.Name, c.NArg(), strings.Join(c.Args().Slice(), " "))
+}
+
+// checkTopicName rejects a bad topic name before any file is touched.
+func checkTopicName(name string) error {
+	if err := format.ValidateTopic(name); err != nil {
+		return usagef("invalid topic name %s", strings.TrimPrefix(err.Error(), format.ErrTopicName.Error()+" "))
+	}
+	return nil
+}
+
+// errorLine renders err as the one line CLI.md asks for. Sentinel errors
+// carry their package's name ("logstore: topic not found"), which helps in
+// code and reads oddly to users.
+func errorLine(err error) string {
+	s := strings.ReplaceAll(err.Error(), "\n", " ")
+	for _, pkg := range []string{"logstore: ", "format: "} {
+		s = strings.ReplaceAll(s, pkg, "")
+	}
+	return s
+}

@@ -1,0 +1,457 @@
+package commands
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+type appendOptions struct {
+	topic         string
+	partition     int // -1: route by key / round-robin
+	key           []byte
+	keyDelim      []byte
+	delim         []byte
+	jsonInput     bool
+	keepPartition bool
+	create        bool
+	partitions    int
+	settings      logstore.Settings // from flags; zero = topic's stored ones
+	maxMessage    int
+	sync          logstore.SyncMode
+	lockWait      time.Duration
+	jsonSummary   bool
+}
+
+const defaultMaxMessage = 64 << 20
+
+func appendCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append every record to partition `P` (default: by key, round-robin without)"},
+		&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "give every record the key `K`"},
+		&cli.StringFlag{Name: "key-delimiter", Aliases: []string{"K"}, Usage: "split each line at the first `SEP` into key and value"},
+		&cli.StringFlag{Name: "delimiter", Aliases: []string{"D"}, Usage: "messages end with `D` (may be several bytes; escapes \\n \\t \\r \\0 \\\\ \\xNN) instead of a newline"},
+		&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "messages end with a NUL byte"},
+		&cli.StringFlag{Name: "input", Value: "lines", Usage: "`FORMAT` of stdin: lines, or json (what 'read --format json' prints)"},
+		&cli.BoolFlag{Name: "keep-partition", Usage: "with --input json: append each record to the partition its line names"},
+		&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
+		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
+		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
+		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also after every batch), never"},
+		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
+		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds (default 2s)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
+	}
+	return &cli.Command{
+		Name:      "append",
+		Usage:     "append records read from stdin to a topic",
+		ArgsUsage: "TOPIC",
+		Description: "Changes files: appends one record per line of stdin (or per delimiter) to TOPIC,\n" +
+			"holding each partition's writer lock for as long as it runs. Records with a key go to\n" +
+			"partition FNV-1a(key) % N, others round-robin. Prints a summary on stderr. On Ctrl-C or\n" +
+			"SIGTERM it writes and syncs everything it has read, then exits 0.\n\n" +
+			"Examples:\n" +
+			"  seglog append app-logs < app.log\n" +
+			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
+			"  seglog append users --key-delimiter : <<< 'user-1:hello'\n" +
+			"  seglog read orders --format json | seglog -d /backup/data append orders --input json",
+		Flags: append(flags, segmentFlags()...),
+		Action: func(c *cli.Context) error {
+			o, err := parseAppendOptions(c)
+			if err != nil {
+				return err
+			}
+			return runAppend(envFrom(c), o)
+		},
+	}
+}
+
+func parseAppendOptions(c *cli.Context) (appendOptions, error) {
+	topic, err := topicArg(c)
+	if err != nil {
+		return appendOptions{}, err
+	}
+	o := appendOptions{topic: topic, partition: c.Int("partition"), create: c.Bool("create"),
+		partitions: c.Int("partitions"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
+		delim: []byte{'\n'}}
+	if c.IsSet("partition") && o.partition < 0 {
+		return o, usagef("--partition must be 0 or more, not %d", o.partition)
+	}
+	if c.IsSet("partitions") && !o.create {
+		return o, usagef("--partitions only goes with --create")
+	}
+	if o.partitions < 1 || o.partitions > logstore.MaxPartitions {
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	}
+	switch c.String("input") {
+	case "lines":
+	case "json":
+		o.jsonInput = true
+		for _, f := range []string{"key", "key-delimiter", "delimiter", "null"} {
+			if c.IsSet(f) {
+				return o, usagef("--%s does not go with --input json", f)
+			}
+		}
+	default:
+		return o, usagef("--input must be lines or json, not %q", c.String("input"))
+	}
+	if o.keepPartition && !o.jsonInput {
+		return o, usagef("--keep-partition only goes with --input json")
+	}
+	if o.keepPartition && c.IsSet("partition") {
+		return o, usagef("--keep-partition and --partition exclude each other")
+	}
+	if c.IsSet("key") && c.IsSet("key-delimiter") {
+		return o, usagef("--key and --key-delimiter exclude each other")
+	}
+	if c.IsSet("delimiter") && c.Bool("null") {
+		return o, usagef("--delimiter and --null exclude each other")
+	}
+	o.key = []byte(c.String("key"))
+	if c.IsSet("key-delimiter") {
+		if o.keyDelim, err = unescape(c.String("key-delimiter")); err != nil || len(o.keyDelim) == 0 {
+			return o, usagef("--key-delimiter: %s", orEmpty(err))
+		}
+	}
+	if c.IsSet("delimiter") {
+		if o.delim, err = unescape(c.String("delimiter")); err != nil || len(o.delim) == 0 {
+			return o, usagef("--delimiter: %s", orEmpty(err))
+		}
+	}
+	if c.Bool("null") {
+		o.delim = []byte{0}
+	}
+	if o.settings, err = segmentSettings(c); err != nil {
+		return o, err
+	}
+	maxMessage, err := parseSize(c.String("max-message-bytes"))
+	if err != nil || maxMessage < 1 || maxMessage > 1<<31 {
+		return o, usagef("--max-message-bytes: %s", orEmpty(err))
+	}
+	o.maxMessage = int(maxMessage)
+	switch c.String("sync") {
+	case "exit":
+		o.sync = logstore.SyncExit
+	case "batch":
+		o.sync = logstore.SyncBatch
+	case "never":
+		o.sync = logstore.SyncNever
+	default:
+		return o, usagef("--sync must be exit, batch or never, not %q", c.String("sync"))
+	}
+	switch {
+	case c.Bool("wait") && c.IsSet("wait-timeout"):
+		return o, usagef("--wait and --wait-timeout exclude each other")
+	case c.Bool("wait"):
+		o.lockWait = logstore.WaitForever
+	case c.IsSet("wait-timeout"):
+		d, err := parseDuration(c.String("wait-timeout"))
+		if err != nil {
+			return o, usagef("--wait-timeout: %v", err)
+		}
+		o.lockWait = max(d, time.Nanosecond) // 0 would mean the default
+	}
+	return o, nil
+}
+
+func orEmpty(err error) string {
+	if err == nil {
+		return "must not be empty, and at most 2GiB"
+	}
+	return err.Error()
+}
+
+// appender routes messages from stdin to the topic's partition writers.
+type appender struct {
+	e       *env
+	o       appendOptions
+	topic   *logstore.Topic
+	writers []*logstore.Writer // by partition; nil where not opened
+	first   []uint64           // each writer's next offset when opened
+	rr      int                // next partition for keyless records
+	framer  framer
+	ts      int64 // clock reading for the current chunk
+}
+
+func runAppend(e *env, o appendOptions) error {
+	store := logstore.Open(e.dataDir)
+	topic, err := store.Topic(o.topic)
+	if errors.Is(err, logstore.ErrTopicNotFound) && o.create {
+		err = store.CreateTopic(o.topic, o.partitions, o.settings)
+		if err == nil || errors.Is(err, logstore.ErrTopicExists) {
+			topic, err = store.Topic(o.topic)
+		}
+	}
+	if errors.Is(err, logstore.ErrTopicNotFound) {
+		return fmt.Errorf("%w (create it with 'seglog create %s' or use --create)", err, o.topic)
+	}
+	if err != nil {
+		return err
+	}
+	if o.partition >= topic.Partitions {
+		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, o.partition, logstore.ErrPartitionNotFound)
+	}
+	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, topic.Partitions),
+		first: make([]uint64, topic.Partitions), rr: rand.IntN(topic.Partitions)}
+	a.framer = framer{delim: o.delim, stripCR: string(o.delim) == "\n", max: o.maxMessage}
+	if o.jsonInput {
+		// A JSON line is longer than the message it holds: base64 or \u
+		// escapes can make it up to six times longer.
+		a.framer.max = 6*o.maxMessage + 4096
+	}
+	// Take every partition's lock before reading anything, so a second
+	// appender fails at once rather than when its first record arrives.
+	wopts := logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
+		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
+	for p := range a.writers {
+		if o.partition >= 0 && p != o.partition {
+			continue
+		}
+		w, err := store.OpenWriter(o.topic, p, wopts)
+		if err != nil {
+			a.closeWriters()
+			return err
+		}
+		a.writers[p], a.first[p] = w, w.NextOffset()
+	}
+	err = a.pump()
+	if cerr := a.closeWriters(); err == nil {
+		err = cerr
+	}
+	a.summary()
+	return err
+}
+
+// readResult is one read(2) of stdin.
+type readResult struct {
+	buf []byte
+	err error
+}
+
+const readSize = 1 << 20
+
+// pump feeds stdin to the writers until EOF, an error or a signal. Stdin is
+// read in its own goroutine, so encoding overlaps reading and a signal is
+// seen while a read blocks. Whenever no input is waiting, everything
+// buffered is written, so followers see records within moments.
+func (a *appender) pump() error {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	free := make(chan []byte, 2)
+	free <- make([]byte, readSize)
+	free <- make([]byte, readSize)
+	chunks := make(chan readResult, 1)
+	go readInput(a.e.stdin, free, chunks, done)
+
+	for {
+		var r readResult
+		select {
+		case r = <-chunks:
+		case <-sigs:
+			return a.framer.finish(a.add)
+		default:
+			if err := a.flush(); err != nil {
+				return err
+			}
+			select {
+			case r = <-chunks:
+			case <-sigs:
+				return a.framer.finish(a.add)
+			}
+		}
+		// Records read together share one clock reading (SPEC §4).
+		a.ts = time.Now().UnixNano()
+		if err := a.framer.feed(r.buf, a.add); err != nil {
+			return err
+		}
+		free <- r.buf[:cap(r.buf)]
+		if errors.Is(r.err, io.EOF) {
+			return a.framer.finish(a.add)
+		}
+		if r.err != nil {
+			return fmt.Errorf("read stdin: %w", r.err)
+		}
+	}
+}
+
+func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-chan struct{}) {
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-done:
+			return
+		}
+		var n int
+		var err error
+		for n == 0 && err == nil {
+			n, err = in.Read(buf)
+		}
+		select {
+		case out <- readResult{buf: buf[:n], err: err}:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// add appends one message.
+func (a *appender) add(msg []byte, line int64) error {
+	key, value, part := a.o.key, msg, -1
+	if a.o.jsonInput {
+		var err error
+		if key, value, part, err = parseJSONRecord(msg, line, a.o.keepPartition); err != nil {
+			return err
+		}
+		if len(key)+len(value) > a.o.maxMessage {
+			return &errMessageTooLong{line: line, max: a.o.maxMessage}
+		}
+	} else if a.o.keyDelim != nil {
+		key = nil
+		if i := indexOf(msg, a.o.keyDelim); i >= 0 {
+			key, value = msg[:i], msg[i+len(a.o.keyDelim):]
+		}
+	}
+	switch {
+	case a.o.partition >= 0:
+		part = a.o.partition
+	case part >= 0:
+		if part >= len(a.writers) {
+			return fmt.Errorf("line %d of the input names partition %d, but topic %s has partitions 0..%d", line, part, a.o.topic, len(a.writers)-1)
+		}
+	case len(key) > 0:
+		part = logstore.KeyPartition(key, len(a.writers))
+	default:
+		part = a.rr
+		a.rr = (a.rr + 1) % len(a.writers)
+	}
+	_, err := a.writers[part].Append(a.ts, key, value)
+	return err
+}
+
+func (a *appender) flush() error {
+	for _, w := range a.writers {
+		if w != nil && w.Buffered() {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// closeWriters writes, syncs and unlocks every writer, returning the first
+// error; it goes on past a failing one so the others keep their records.
+func (a *appender) closeWriters() error {
+	var first error
+	for _, w := range a.writers {
+		if w == nil {
+			continue
+		}
+		if err := w.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+type partitionSummary struct {
+	Partition   int    `json:"partition"`
+	Records     uint64 `json:"records"`
+	FirstOffset uint64 `json:"first_offset"`
+	LastOffset  uint64 `json:"last_offset"`
+}
+
+// summary prints on stderr what reached the files, per partition.
+func (a *appender) summary() {
+	if a.e.quiet {
+		return
+	}
+	var parts []partitionSummary
+	var total uint64
+	for p, w := range a.writers {
+		if w == nil || w.Written() == a.first[p] {
+			continue
+		}
+		n := w.Written() - a.first[p]
+		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: a.first[p], LastOffset: w.Written() - 1})
+		total += n
+	}
+	if a.o.jsonSummary {
+		b, _ := json.Marshal(struct {
+			Topic      string             `json:"topic"`
+			Records    uint64             `json:"records"`
+			Partitions []partitionSummary `json:"partitions"`
+		}{a.o.topic, total, append([]partitionSummary{}, parts...)})
+		fmt.Fprintf(a.e.stderr, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(a.e.stderr, "appended %d record%s to %s\n", total, plural(int(total)), a.o.topic)
+	for _, s := range parts {
+		fmt.Fprintf(a.e.stderr, "  partition %d: %d record%s, offsets %d..%d\n", s.Partition, s.Records, plural(int(s.Records)), s.FirstOffset, s.LastOffset)
+	}
+}
+
+// jsonRecord is a line of 'read --format json' output.
+type jsonRecord struct {
+	Key         *string `json:"key"`
+	KeyBase64   *string `json:"key_base64"`
+	Value       *string `json:"value"`
+	ValueBase64 *string `json:"value_base64"`
+	Partition   *int    `json:"partition"`
+}
+
+func parseJSONRecord(line []byte, n int64, keepPartition bool) (key, value []byte, part int, err error) {
+	var r jsonRecord
+	if err := json.Unmarshal(line, &r); err != nil {
+		return nil, nil, 0, fmt.Errorf("line %d of the input is not a JSON record: %v", n, err)
+	}
+	bad := func(what string) error { return fmt.Errorf("line %d of the input: %s", n, what) }
+	switch {
+	case r.Value != nil && r.ValueBase64 != nil:
+		return nil, nil, 0, bad("both value and value_base64")
+	case r.Value != nil:
+		value = []byte(*r.Value)
+	case r.ValueBase64 != nil:
+		if value, err = base64.StdEncoding.DecodeString(*r.ValueBase64); err != nil {
+			return nil, nil, 0, bad("value_base64 is not base64")
+		}
+	default:
+		return nil, nil, 0, bad("no value or value_base64 field")
+	}
+	switch {
+	case r.Key != nil && r.KeyBase64 != nil:
+		return nil, nil, 0, bad("both key and key_base64")
+	case r.Key != nil:
+		key = []byte(*r.Key)
+	case r.KeyBase64 != nil:
+		if key, err = base64.StdEncoding.DecodeString(*r.KeyBase64); err != nil {
+			return nil, nil, 0, bad("key_base64 is not base64")
+		}
+	}
+	part = -1
+	if keepPartition {
+		if r.Partition == nil || *r.Partition < 0 {
+			return nil, nil, 0, bad("no partition field (needed by --keep-partition)")
+		}
+		part = *r.Partition
+	}
+	return key, value, part, nil
+}

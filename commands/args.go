@@ -1,0 +1,102 @@
+package commands
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// normalizeArgs rewrites a command line so urfave/cli, which stops parsing
+// flags at the first positional argument, sees what CLI.md promises:
+// flags anywhere (`read orders --offset 5` = `read --offset 5 orders`),
+// global flags after the command name too, and "--" ending flags so that
+// topics starting with '-' can be named. It returns
+// [prog, global flags..., command, command flags..., "--", positionals...].
+func normalizeArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	i := 1
+	// Global flags before the command.
+	for i < len(args) && isFlag(args[i]) {
+		n := flagSpan(app.Flags, args, i)
+		out = append(out, args[i:i+n]...)
+		i += n
+	}
+	if i >= len(args) {
+		return out
+	}
+	cmd := app.Command(args[i])
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return append(out, args[i:]...)
+	}
+	var cmdFlags, positional []string
+	for j := i + 1; j < len(args); {
+		a := args[j]
+		switch {
+		case a == "--":
+			positional = append(positional, args[j+1:]...)
+			j = len(args)
+		case isFlag(a):
+			if hasFlag(app.Flags, a) {
+				n := flagSpan(app.Flags, args, j)
+				out = append(out, args[j:j+n]...)
+				j += n
+				continue
+			}
+			// Unknown flags stay with the command, which reports them.
+			n := flagSpan(cmd.Flags, args, j)
+			cmdFlags = append(cmdFlags, args[j:j+n]...)
+			j += n
+		default:
+			positional = append(positional, a)
+			j++
+		}
+	}
+	out = append(out, args[i])
+	out = append(out, cmdFlags...)
+	if len(positional) > 0 {
+		out = append(out, "--")
+		out = append(out, positional...)
+	}
+	return out
+}
+
+// isFlag: "-x", "--xyz", but not "-" (stdin) or "--".
+func isFlag(a string) bool { return len(a) > 1 && a[0] == '-' && a != "--" }
+
+func flagName(a string) (name string, inlineValue bool) {
+	name = strings.TrimLeft(a, "-")
+	if i := strings.IndexByte(name, '='); i >= 0 {
+		return name[:i], true
+	}
+	return name, false
+}
+
+func lookupFlag(flags []cli.Flag, a string) cli.Flag {
+	name, _ := flagName(a)
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func hasFlag(flags []cli.Flag, a string) bool { return lookupFlag(flags, a) != nil }
+
+// flagSpan is how many arguments the flag at args[i] takes up: 2 when it
+// takes a value given as the next argument, else 1.
+func flagSpan(flags []cli.Flag, args []string, i int) int {
+	f := lookupFlag(flags, args[i])
+	if _, inline := flagName(args[i]); inline || f == nil || i+1 >= len(args) {
+		return 1
+	}
+	if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,87 @@
+package commands
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+type createOptions struct {
+	topic       string
+	partitions  int
+	ifNotExists bool
+	settings    logstore.Settings
+}
+
+func createCommand() *cli.Command {
+	flags := []cli.Flag{
+		&cli.IntFlag{Name: "partitions", Aliases: []string{"p"}, Value: 1, Usage: "number of partitions `N`"},
+		&cli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists"},
+		&cli.StringFlag{Name: "retention", Usage: "retention-sweep default: delete segments older than `DURATION`"},
+		&cli.StringFlag{Name: "retention-bytes", Usage: "retention-sweep default: keep at most `SIZE` of .log bytes per partition"},
+	}
+	return &cli.Command{
+		Name:      "create",
+		Usage:     "create a topic",
+		ArgsUsage: "TOPIC",
+		Description: "Changes files: makes <data-dir>/TOPIC/0..N-1/, each with an empty segment 0,\n" +
+			"and stores the settings given as the topic's defaults (.seglog.json).\n\n" +
+			"Examples:\n" +
+			"  seglog create orders --partitions 3\n" +
+			"  seglog create app-logs --segment-bytes 256MiB --retention 7d\n" +
+			"  seglog create orders --if-not-exists",
+		Flags: append(flags, segmentFlags()...),
+		Action: func(c *cli.Context) error {
+			topic, err := topicArg(c)
+			if err != nil {
+				return err
+			}
+			o := createOptions{topic: topic, partitions: c.Int("partitions"), ifNotExists: c.Bool("if-not-exists")}
+			if o.settings, err = segmentSettings(c); err != nil {
+				return err
+			}
+			if c.IsSet("retention") {
+				if o.settings.Retention, err = parseDuration(c.String("retention")); err != nil {
+					return usagef("--retention: %v", err)
+				}
+			}
+			if c.IsSet("retention-bytes") {
+				if o.settings.RetentionBytes, err = parseSize(c.String("retention-bytes")); err != nil {
+					return usagef("--retention-bytes: %v", err)
+				}
+			}
+			if o.partitions < 1 || o.partitions > logstore.MaxPartitions {
+				return usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+			}
+			return runCreate(envFrom(c), o)
+		},
+	}
+}
+
+func runCreate(e *env, o createOptions) error {
+	store := logstore.Open(e.dataDir)
+	err := store.CreateTopic(o.topic, o.partitions, o.settings)
+	if errors.Is(err, logstore.ErrTopicExists) && o.ifNotExists {
+		if t, terr := store.Topic(o.topic); terr == nil && t.Partitions != o.partitions {
+			e.warn("topic %s already exists with %d partitions, not %d", o.topic, t.Partitions, o.partitions)
+		}
+		return nil
+	}
+	if err != nil {
+		if errors.Is(err, logstore.ErrTopicExists) {
+			return errors.New(err.Error() + " (use --if-not-exists to accept that)")
+		}
+		return err
+	}
+	e.info("created topic %s with %d partition%s in %s", o.topic, o.partitions, plural(o.partitions), e.dataDir)
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

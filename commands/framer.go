@@ -1,0 +1,159 @@
+package commands
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// framer cuts a byte stream, fed in chunks, into messages at a delimiter.
+// Messages inside a chunk are passed on without copying; only a message
+// that spans chunks is gathered in pending.
+type framer struct {
+	delim   []byte
+	stripCR bool // the default "\n" framing also takes "\r\n"
+	max     int  // longest message allowed
+	pending []byte
+	line    int64 // messages passed on so far
+}
+
+// errMessageTooLong is a message over --max-message-bytes.
+type errMessageTooLong struct {
+	line int64
+	max  int
+}
+
+func (e *errMessageTooLong) Error() string {
+	return fmt.Sprintf("line %d of the input is longer than --max-message-bytes (%d bytes); the lines before it were appended", e.line, e.max)
+}
+
+// feed passes every message that chunk completes to emit; the slice is
+// only valid during the call.
+func (f *framer) feed(chunk []byte, emit func(msg []byte, line int64) error) error {
+	if len(f.pending) > 0 {
+		at := f.indexAcross(chunk)
+		if at < 0 {
+			if len(f.pending)+len(chunk) > f.max+len(f.delim)+1 {
+				return &errMessageTooLong{line: f.line + 1, max: f.max}
+			}
+			f.pending = append(f.pending, chunk...)
+			return nil
+		}
+		held := len(f.pending)
+		var msg []byte
+		if at <= held {
+			msg = f.pending[:at]
+		} else {
+			f.pending = append(f.pending, chunk[:at-held]...)
+			msg = f.pending
+		}
+		chunk = chunk[at+len(f.delim)-held:]
+		if err := f.emit(msg, emit); err != nil {
+			return err
+		}
+		f.pending = f.pending[:0]
+	}
+	for {
+		i := f.index(chunk)
+		if i < 0 {
+			break
+		}
+		if err := f.emit(chunk[:i], emit); err != nil {
+			return err
+		}
+		chunk = chunk[i+len(f.delim):]
+	}
+	if len(chunk) > f.max+len(f.delim)+1 {
+		return &errMessageTooLong{line: f.line + 1, max: f.max}
+	}
+	f.pending = append(f.pending[:0], chunk...)
+	if cap(f.pending) > 4<<20 && len(f.pending) < 64<<10 {
+		f.pending = append([]byte(nil), f.pending...) // drop a huge line's buffer
+	}
+	return nil
+}
+
+// finish passes on a last message that had no delimiter after it.
+func (f *framer) finish(emit func(msg []byte, line int64) error) error {
+	if len(f.pending) == 0 {
+		return nil
+	}
+	err := f.emit(f.pending, emit)
+	f.pending = f.pending[:0]
+	return err
+}
+
+func (f *framer) emit(msg []byte, emit func([]byte, int64) error) error {
+	if f.stripCR && len(msg) > 0 && msg[len(msg)-1] == '\r' {
+		msg = msg[:len(msg)-1]
+	}
+	f.line++
+	if len(msg) > f.max {
+		return &errMessageTooLong{line: f.line, max: f.max}
+	}
+	return emit(msg, f.line)
+}
+
+func (f *framer) index(b []byte) int {
+	if len(f.delim) == 1 {
+		return bytes.IndexByte(b, f.delim[0])
+	}
+	return bytes.Index(b, f.delim)
+}
+
+// indexAcross finds the first delimiter in pending‖chunk, as a position in
+// that concatenation, or -1. pending holds no whole delimiter, so one can
+// only start in its last len(delim)-1 bytes or in chunk.
+func (f *framer) indexAcross(chunk []byte) int {
+	k := min(len(f.delim)-1, len(f.pending))
+	if k > 0 {
+		var seam []byte
+		seam = append(seam, f.pending[len(f.pending)-k:]...)
+		seam = append(seam, chunk[:min(len(chunk), len(f.delim)-1)]...)
+		if j := bytes.Index(seam, f.delim); j >= 0 && j < k {
+			return len(f.pending) - k + j
+		}
+	}
+	if i := f.index(chunk); i >= 0 {
+		return len(f.pending) + i
+	}
+	return -1
+}
+
+// unescape turns a delimiter as typed (`\n`, `\t`, `\r`, `\0`, `\\`,
+// `\xNN`, or literal bytes) into bytes.
+func unescape(s string) ([]byte, error) {
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			out = append(out, s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case '0':
+			out = append(out, 0)
+		case '\\':
+			out = append(out, '\\')
+		case 'x':
+			if i+3 > len(s) {
+				return nil, fmt.Errorf("incomplete \\x escape in %q", s)
+			}
+			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			if err != nil {
+				return nil, fmt.Errorf("bad \\x escape in %q", s)
+			}
+			out = append(out, byte(v))
+			i += 2
+		default:
+			return nil, fmt.Errorf("unknown escape \\%c in %q (use \\n \\t \\r \\0 \\\\ \\xNN)", s[i], s)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,213 @@
+package commands
+
+import (
+	"bufio"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+// offsetSpec is where reading starts in each partition.
+type offsetSpec struct {
+	kind string // "beginning", "end", "at" (absolute), "last" (the last n)
+	n    uint64
+}
+
+func parseOffset(s string) (offsetSpec, error) {
+	switch s {
+	case "beginning", "end":
+		return offsetSpec{kind: s}, nil
+	}
+	last := strings.HasPrefix(s, "-")
+	n, err := strconv.ParseUint(strings.TrimPrefix(s, "-"), 10, 64)
+	if err != nil {
+		return offsetSpec{}, usagef("--offset must be N, -N, beginning or end, not %q", s)
+	}
+	if last {
+		return offsetSpec{kind: "last", n: n}, nil
+	}
+	return offsetSpec{kind: "at", n: n}, nil
+}
+
+// start resolves the spec against a partition's bounds.
+func (o offsetSpec) start(p *logstore.Partition, start, next uint64) (uint64, error) {
+	switch o.kind {
+	case "end":
+		return next, nil
+	case "last":
+		if next-start < o.n {
+			return start, nil
+		}
+		return next - o.n, nil
+	case "at":
+		if o.n < start || o.n > next {
+			return 0, &logstore.OffsetRangeError{Partition: p.Name(), Offset: o.n, Start: start, Next: next}
+		}
+		return o.n, nil
+	}
+	return start, nil
+}
+
+type readOptions struct {
+	topic     string // or a partition directory, when it holds a '/'
+	partition int    // -1: all
+	offset    offsetSpec
+	count     int64 // -1: no limit
+	format    string
+}
+
+func readCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "read",
+		Usage:     "print a topic's records",
+		ArgsUsage: "TOPIC|PARTITION-DIR",
+		Description: "Only reads: prints records from the given offset to the end of the log as it was\n" +
+			"when read started, partition 0 first. A TOPIC containing '/' names a partition\n" +
+			"directory directly (a copy, a backup). Exits 1 on a corrupt record, after printing\n" +
+			"the records before it.\n\n" +
+			"Examples:\n" +
+			"  seglog read orders\n" +
+			"  seglog read orders --partition 2 --offset -10 --format json\n" +
+			"  seglog read orders --offset 1000 --count 5\n" +
+			"  seglog read /backup/data/orders/0 --format json | seglog append orders --input json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`"},
+			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
+			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), raw (values, nothing added)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				_, err := topicArg(c)
+				return err
+			}
+			o := readOptions{topic: c.Args().First(), partition: c.Int("partition"), count: c.Int64("count"), format: c.String("format")}
+			if !strings.Contains(o.topic, "/") {
+				if err := checkTopicName(o.topic); err != nil {
+					return err
+				}
+			}
+			if c.IsSet("partition") && o.partition < 0 {
+				return usagef("--partition must be 0 or more, not %d", o.partition)
+			}
+			if c.IsSet("count") && o.count < 0 {
+				return usagef("--count must be 0 or more, not %d", o.count)
+			}
+			switch o.format {
+			case "value", "json", "raw":
+			default:
+				return usagef("--format must be value, json or raw, not %q", o.format)
+			}
+			var err error
+			if o.offset, err = parseOffset(c.String("offset")); err != nil {
+				return err
+			}
+			return runRead(envFrom(c), o)
+		},
+	}
+}
+
+// partitionRef is a partition to read and how output names it.
+type partitionRef struct {
+	topic     string
+	partition int
+	open      func() (*logstore.Partition, error)
+}
+
+// readTargets lists the partitions a read covers, in order.
+func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
+	if strings.Contains(topic, "/") {
+		dir := filepath.Clean(topic)
+		n, err := format.ParsePartition(filepath.Base(dir))
+		if err != nil {
+			n = 0
+		}
+		if partition >= 0 && partition != n {
+			return nil, usagef("--partition %d does not match the partition directory %s", partition, dir)
+		}
+		return []partitionRef{{topic: filepath.Base(filepath.Dir(dir)), partition: n,
+			open: func() (*logstore.Partition, error) { return logstore.OpenPartitionDir(dir, dir) }}}, nil
+	}
+	store := logstore.Open(e.dataDir)
+	t, err := store.Topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	if partition >= t.Partitions {
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
+	}
+	var refs []partitionRef
+	for p := 0; p < t.Partitions; p++ {
+		if partition >= 0 && p != partition {
+			continue
+		}
+		refs = append(refs, partitionRef{topic: topic, partition: p,
+			open: func() (*logstore.Partition, error) { return store.OpenPartition(topic, p) }})
+	}
+	return refs, nil
+}
+
+func runRead(e *env, o readOptions) (err error) {
+	refs, err := readTargets(e, o.topic, o.partition)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(e.stdout, 256<<10)
+	defer func() {
+		if ferr := out.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	left := o.count
+	for _, ref := range refs {
+		if left == 0 {
+			break
+		}
+		n, err := readPartition(out, ref, o, left)
+		if err != nil {
+			return err
+		}
+		if left > 0 {
+			left -= n
+		}
+	}
+	return nil
+}
+
+// readPartition prints up to limit records (-1: all) of one partition and
+// returns how many it printed.
+func readPartition(out *bufio.Writer, ref partitionRef, o readOptions, limit int64) (int64, error) {
+	p, err := ref.open()
+	if err != nil {
+		return 0, err
+	}
+	start, next, err := p.Bounds()
+	if err != nil {
+		return 0, err
+	}
+	from, err := o.offset.start(p, start, next)
+	if err != nil {
+		return 0, err
+	}
+	it, err := p.Read(from)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	rw := recordWriter{format: o.format, topic: ref.topic, partition: ref.partition}
+	var n int64
+	for (limit < 0 || n < limit) && it.Next() {
+		rw.line = rw.appendRecord(rw.line[:0], it.Record())
+		if _, err := out.Write(rw.line); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, it.Err()
+}
