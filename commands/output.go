@@ -53,7 +53,6 @@ type recordWriter struct {
 	format    string // value, json or raw
 	topic     string
 	partition int
-	line      []byte // reused for each record
 }
 
 // appendRecord appends r's output to dst.

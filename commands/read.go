@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -136,6 +137,9 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	}
 	store := logstore.Open(e.dataDir)
 	t, err := store.Topic(topic)
+	if errors.Is(err, logstore.ErrTopicNotFound) {
+		return nil, fmt.Errorf("%w (create it with 'seglog create %s')", err, topic)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +207,9 @@ func readPartition(out *bufio.Writer, ref partitionRef, o readOptions, limit int
 	rw := recordWriter{format: o.format, topic: ref.topic, partition: ref.partition}
 	var n int64
 	for (limit < 0 || n < limit) && it.Next() {
-		rw.line = rw.appendRecord(rw.line[:0], it.Record())
-		if _, err := out.Write(rw.line); err != nil {
+		// Encode straight into the output buffer's free space: Write of
+		// the slice AvailableBuffer returned then copies nothing.
+		if _, err := out.Write(rw.appendRecord(out.AvailableBuffer(), it.Record())); err != nil {
 			return n, err
 		}
 		n++

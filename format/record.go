@@ -57,7 +57,7 @@ func RecordLen(key, value []byte) int64 { return HeaderLen + int64(len(key)) + i
 func Checksum(timestamp int64, key, value []byte) uint32 {
 	var ts [8]byte
 	binary.BigEndian.PutUint64(ts[:], uint64(timestamp))
-	c := crc32.Update(0, crc32.IEEETable, ts[:])
+	c := crcOf8(ts[:])
 	c = crc32.Update(c, crc32.IEEETable, key)
 	return crc32.Update(c, crc32.IEEETable, value)
 }
@@ -76,8 +76,7 @@ func AppendRecord(dst []byte, r Record) []byte {
 	binary.BigEndian.PutUint32(h[keyLenAt:], uint32(len(r.Key)))
 	// The CRC runs over timestamp‖key‖value, which lie contiguously from
 	// timestampAt once the keylen field is skipped.
-	c := crc32.Update(0, crc32.IEEETable, h[timestampAt:keyLenAt])
-	c = crc32.Update(c, crc32.IEEETable, h[HeaderLen:])
+	c := crc32.Update(crcOf8(h[timestampAt:]), crc32.IEEETable, h[HeaderLen:])
 	binary.BigEndian.PutUint32(h[crcAt:], c)
 	return dst
 }
@@ -107,24 +106,38 @@ func ParseHeader(b []byte) (Header, error) {
 // returned, so callers can report what the record claimed to be.
 func ParseRecord(b []byte) (Record, Header, error) {
 	h, err := ParseHeader(b)
+	if err == nil {
+		err = h.Verify(b)
+	}
 	if err != nil {
 		return Record{}, h, err
 	}
-	if int64(len(b)) < h.RecordLen() {
-		return Record{}, h, ErrShort
+	key, value := h.Split(b)
+	return Record{Offset: h.Offset, Timestamp: h.Timestamp, Key: key, Value: value}, h, nil
+}
+
+// Verify checks that b, starting with the record h was parsed from, holds
+// the whole record (else ErrShort) and that its CRC matches (else ErrCRC).
+// Readers call it on their buffer directly, with no Record built.
+func (h *Header) Verify(b []byte) error {
+	n := h.RecordLen()
+	if int64(len(b)) < n {
+		return ErrShort
 	}
+	if crc32.Update(crcOf8(b[timestampAt:]), crc32.IEEETable, b[HeaderLen:n]) != h.CRC {
+		return ErrCRC
+	}
+	return nil
+}
+
+// Split returns the key (nil when keylen is 0) and value of the verified
+// record at the start of b.
+func (h *Header) Split(b []byte) (key, value []byte) {
 	body := b[HeaderLen:h.RecordLen()]
-	r := Record{Offset: h.Offset, Timestamp: h.Timestamp, Key: body[:h.KeyLen], Value: body[h.KeyLen:]}
-	if h.KeyLen == 0 {
-		r.Key = nil
+	if h.KeyLen > 0 {
+		key = body[:h.KeyLen]
 	}
-	// The timestamp and body bytes are already here: checksum them in place
-	// (going through Checksum would copy the timestamp to the heap).
-	c := crc32.Update(0, crc32.IEEETable, b[timestampAt:keyLenAt])
-	if crc32.Update(c, crc32.IEEETable, body) != h.CRC {
-		return Record{}, h, ErrCRC
-	}
-	return r, h, nil
+	return key, body[h.KeyLen:]
 }
 
 // IsZero reports whether every byte of b is zero: a tail a crash left with

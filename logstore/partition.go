@@ -78,7 +78,8 @@ type Iterator struct {
 	lr     *logReader
 	pos    int64
 	next   uint64 // offset expected at pos
-	rec    Record
+	hdr    format.Header // the current record's
+	bytes  []byte        // the current record, header included
 	err    error
 	closed bool
 }
@@ -144,8 +145,8 @@ func (it *Iterator) Next() bool {
 		if last && it.pos >= it.limit {
 			return false
 		}
-		r, h, err := it.lr.record(it.pos)
-		if err == nil && r.Offset != it.next {
+		h, b, err := it.lr.record(it.pos)
+		if err == nil && h.Offset != it.next {
 			err = format.ErrOffset
 		}
 		if err == nil && last && it.pos+h.RecordLen() > it.limit {
@@ -165,10 +166,10 @@ func (it *Iterator) Next() bool {
 		}
 		it.pos += h.RecordLen()
 		it.next++
-		if r.Offset < it.from {
+		if h.Offset < it.from {
 			continue
 		}
-		it.rec = Record{Record: r, Pos: it.pos - h.RecordLen(), CRC: h.CRC}
+		it.hdr, it.bytes = h, b
 		return true
 	}
 }
@@ -226,7 +227,14 @@ func (it *Iterator) nextSegment() bool {
 
 // Record returns the current record. Its Key and Value are valid until the
 // next call to Next.
-func (it *Iterator) Record() Record { return it.rec }
+func (it *Iterator) Record() Record {
+	key, value := it.hdr.Split(it.bytes)
+	return Record{
+		Record: format.Record{Offset: it.hdr.Offset, Timestamp: it.hdr.Timestamp, Key: key, Value: value},
+		Pos:    it.pos - it.hdr.RecordLen(),
+		CRC:    it.hdr.CRC,
+	}
+}
 
 // Err returns the error that ended the iteration, if any.
 func (it *Iterator) Err() error { return it.err }

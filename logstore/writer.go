@@ -141,11 +141,11 @@ func (w *Writer) openActive(dir string) error {
 	w.count = end.Next - w.seg.base
 	w.lastTS = end.LastTS
 	if w.count > 0 {
-		r, _, err := newLogReader(w.log).record(0)
+		h, _, err := newLogReader(w.log).record(0)
 		if err != nil {
 			return err
 		}
-		w.firstTS = r.Timestamp
+		w.firstTS = h.Timestamp
 	} else if len(segs) > 1 {
 		// An empty active segment: the clock floor comes from the one before.
 		w.lastTS = previousLastTS(segs[len(segs)-2])
