@@ -77,7 +77,7 @@ type Iterator struct {
 	f      file
 	lr     *logReader
 	pos    int64
-	next   uint64 // offset expected at pos
+	next   uint64        // offset expected at pos
 	hdr    format.Header // the current record's
 	bytes  []byte        // the current record, header included
 	err    error

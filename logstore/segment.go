@@ -17,7 +17,9 @@ type segment struct {
 	base uint64
 }
 
-func (s segment) path(ext string) string { return filepath.Join(s.dir, format.SegmentName(s.base, ext)) }
+func (s segment) path(ext string) string {
+	return filepath.Join(s.dir, format.SegmentName(s.base, ext))
+}
 
 // listSegments returns the segments of a partition directory (those with a
 // .log file) sorted by base offset. Anything else in it is ignored.
