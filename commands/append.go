@@ -38,7 +38,7 @@ const defaultMaxMessage = 64 << 20
 
 func appendCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append every record to partition `P` (default: by key, round-robin without)"},
+		&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append every record to partition `P`", DefaultText: "by key; round-robin for records without one"},
 		&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "give every record the key `K`"},
 		&cli.StringFlag{Name: "key-delimiter", Aliases: []string{"K"}, Usage: "split each line at the first `SEP` into key and value"},
 		&cli.StringFlag{Name: "delimiter", Aliases: []string{"D"}, Usage: "messages end with `D` (may be several bytes; escapes \\n \\t \\r \\0 \\\\ \\xNN) instead of a newline"},
@@ -50,7 +50,7 @@ func appendCommand() *cli.Command {
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
 		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also after every batch), never"},
 		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
-		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds (default 2s)"},
+		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds", DefaultText: "2s"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
 	}
 	return &cli.Command{
@@ -221,6 +221,10 @@ func runAppend(e *env, o appendOptions) error {
 		w, err := store.OpenWriter(o.topic, p, wopts)
 		if err != nil {
 			a.closeWriters()
+			var locked *logstore.LockedError
+			if errors.As(err, &locked) && o.lockWait != logstore.WaitForever {
+				return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
+			}
 			return err
 		}
 		a.writers[p], a.first[p] = w, w.NextOffset()

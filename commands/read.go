@@ -78,9 +78,9 @@ func readCommand() *cli.Command {
 			"  seglog read orders --offset 1000 --count 5\n" +
 			"  seglog read /backup/data/orders/0 --format json | seglog append orders --input json",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`"},
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
 			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
-			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all"},
+			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), raw (values, nothing added)"},
 		},
 		Action: func(c *cli.Context) error {

@@ -9,9 +9,9 @@ import (
 // Flags shared by create and append: a topic's storage settings.
 func segmentFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "segment-bytes", Usage: "roll to a new segment past this `SIZE` (default 1GiB)"},
-		&cli.IntFlag{Name: "index-interval", Usage: "index every `N`th record of a segment (default 1)"},
-		&cli.StringFlag{Name: "roll-after", Usage: "roll a segment whose first record is older than `DURATION` (default 7d)"},
+		&cli.StringFlag{Name: "segment-bytes", Usage: "roll to a new segment past this `SIZE`", DefaultText: "the topic's setting, else 1GiB"},
+		&cli.IntFlag{Name: "index-interval", Usage: "index every `N`th record of a segment", DefaultText: "the topic's setting, else 1"},
+		&cli.StringFlag{Name: "roll-after", Usage: "roll a segment whose first record is older than `DURATION`", DefaultText: "the topic's setting, else 7d"},
 	}
 }
 
