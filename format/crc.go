@@ -5,11 +5,12 @@ import (
 	"hash/crc32"
 )
 
-// Every record's CRC starts with its 8 timestamp bytes, apart from the
-// body. hash/crc32 takes short inputs a byte at a time, which made that
-// prefix cost more than a 100-byte body; slicing-by-8 tables do it in one
-// step.
-var tsTables = func() (t [8][256]uint32) {
+// hash/crc32 takes inputs shorter than 16 bytes a byte at a time, and those
+// are a record's 8 timestamp bytes and the tail of its body: for 100-byte
+// records that cost more than the body itself. crcUpdate sends the long,
+// 16-byte-aligned part to hash/crc32's carry-less multiply code and takes
+// the rest 8 bytes at a time with slicing-by-8 tables.
+var crcTables = func() (t [8][256]uint32) {
 	t[0] = *crc32.IEEETable
 	for i := range 256 {
 		c := t[0][i]
@@ -21,11 +22,23 @@ var tsTables = func() (t [8][256]uint32) {
 	return t
 }()
 
-// crcOf8 is crc32.ChecksumIEEE(b[:8]).
-func crcOf8(b []byte) uint32 {
-	_ = b[7]
-	c := ^uint32(0) ^ binary.LittleEndian.Uint32(b)
-	c = tsTables[0][b[7]] ^ tsTables[1][b[6]] ^ tsTables[2][b[5]] ^ tsTables[3][b[4]] ^
-		tsTables[4][c>>24] ^ tsTables[5][c>>16&0xff] ^ tsTables[6][c>>8&0xff] ^ tsTables[7][c&0xff]
+// crcUpdate is crc32.Update(c, crc32.IEEETable, p).
+func crcUpdate(c uint32, p []byte) uint32 {
+	if len(p) >= 64 {
+		n := len(p) &^ 15
+		c = crc32.Update(c, crc32.IEEETable, p[:n])
+		p = p[n:]
+	}
+	t := &crcTables
+	c = ^c
+	for len(p) >= 8 {
+		c ^= binary.LittleEndian.Uint32(p)
+		c = t[0][p[7]] ^ t[1][p[6]] ^ t[2][p[5]] ^ t[3][p[4]] ^
+			t[4][c>>24] ^ t[5][c>>16&0xff] ^ t[6][c>>8&0xff] ^ t[7][c&0xff]
+		p = p[8:]
+	}
+	for _, b := range p {
+		c = t[0][byte(c)^b] ^ c>>8
+	}
 	return ^c
 }

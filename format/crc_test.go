@@ -1,25 +1,22 @@
 package format
 
 import (
-	"encoding/binary"
 	"hash/crc32"
 	"math/rand/v2"
 	"testing"
 )
 
-func TestCRCOf8MatchesHashCRC32(t *testing.T) {
-	var b [8]byte
-	for _, v := range []uint64{0, 1, 1700000000000000000, 1<<63 - 1, 1 << 63, ^uint64(0)} {
-		binary.BigEndian.PutUint64(b[:], v)
-		if got, want := crcOf8(b[:]), crc32.ChecksumIEEE(b[:]); got != want {
-			t.Errorf("crcOf8(%x) = %08x, want %08x", b, got, want)
-		}
-	}
+func TestCRCUpdateMatchesHashCRC32(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 10000; i++ {
-		binary.LittleEndian.PutUint64(b[:], r.Uint64())
-		if got, want := crcOf8(b[:]), crc32.ChecksumIEEE(b[:]); got != want {
-			t.Fatalf("crcOf8(%x) = %08x, want %08x", b, got, want)
+	buf := make([]byte, 300)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	for n := 0; n <= len(buf); n++ {
+		for _, start := range []uint32{0, 0xdeadbeef} {
+			if got, want := crcUpdate(start, buf[:n]), crc32.Update(start, crc32.IEEETable, buf[:n]); got != want {
+				t.Fatalf("crcUpdate(%08x, %d bytes) = %08x, want %08x", start, n, got, want)
+			}
 		}
 	}
 }

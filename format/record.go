@@ -3,7 +3,6 @@ package format
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 )
 
 // Record wire format (big-endian).
@@ -57,9 +56,7 @@ func RecordLen(key, value []byte) int64 { return HeaderLen + int64(len(key)) + i
 func Checksum(timestamp int64, key, value []byte) uint32 {
 	var ts [8]byte
 	binary.BigEndian.PutUint64(ts[:], uint64(timestamp))
-	c := crcOf8(ts[:])
-	c = crc32.Update(c, crc32.IEEETable, key)
-	return crc32.Update(c, crc32.IEEETable, value)
+	return crcUpdate(crcUpdate(crcUpdate(0, ts[:]), key), value)
 }
 
 // AppendRecord appends r's encoding to dst. len(key)+len(value) must fit in
@@ -76,7 +73,7 @@ func AppendRecord(dst []byte, r Record) []byte {
 	binary.BigEndian.PutUint32(h[keyLenAt:], uint32(len(r.Key)))
 	// The CRC runs over timestamp‖key‖value, which lie contiguously from
 	// timestampAt once the keylen field is skipped.
-	c := crc32.Update(crcOf8(h[timestampAt:]), crc32.IEEETable, h[HeaderLen:])
+	c := crcUpdate(crcUpdate(0, h[timestampAt:keyLenAt]), h[HeaderLen:])
 	binary.BigEndian.PutUint32(h[crcAt:], c)
 	return dst
 }
@@ -124,7 +121,7 @@ func (h *Header) Verify(b []byte) error {
 	if int64(len(b)) < n {
 		return ErrShort
 	}
-	if crc32.Update(crcOf8(b[timestampAt:]), crc32.IEEETable, b[HeaderLen:n]) != h.CRC {
+	if crcUpdate(crcUpdate(0, b[timestampAt:keyLenAt]), b[HeaderLen:n]) != h.CRC {
 		return ErrCRC
 	}
 	return nil
