@@ -52,6 +52,12 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 	}
 	defer f.Close()
 	end, err := findEnd(active, osFile{f}, true)
+	// Valid records after a corrupt one still count: the next offset is the
+	// last valid record's + 1 whether or not an index let the scan skip
+	// the damage. Readers meet it and report it when they get there.
+	for err == nil && end.Tail == tailCorrupt {
+		end, err = scanToEnd(active, newLogReader(osFile{f}), end.ResumePos, end.ResumeOffset, true)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
@@ -196,7 +202,7 @@ func (it *Iterator) endOfSegment(err error, last bool) bool {
 	}
 	seg := it.segs[it.i]
 	if last {
-		later, lerr := validRecordAfter(seg, it.lr, it.pos, it.next, size)
+		_, _, later, lerr := validRecordAfter(seg, it.lr, it.pos, it.next, size)
 		if lerr != nil {
 			it.err = lerr
 			return false

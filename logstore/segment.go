@@ -72,9 +72,10 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	if pos >= r.bufPos && pos+n <= r.bufPos+int64(len(r.buf)) {
 		return r.buf[pos-r.bufPos : pos-r.bufPos+n], nil
 	}
-	if n > scanChunk {
-		// Only make room for a record the file really holds: a corrupt
-		// size field must not make us allocate gigabytes.
+	want := max(n, int64(r.chunk))
+	if int64(cap(r.buf)) < want {
+		// Size a bigger buffer by what the file really holds: a corrupt
+		// size field must not make us allocate more than that.
 		fi, err := r.f.Stat()
 		if err != nil {
 			return nil, err
@@ -82,11 +83,12 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 		if pos+n > fi.Size() {
 			return nil, format.ErrShort
 		}
+		want = max(n, min(want, fi.Size()-pos))
+		if int64(cap(r.buf)) < want {
+			r.buf = make([]byte, want)
+		}
 	}
-	want := max(n, int64(r.chunk))
-	if int64(cap(r.buf)) < want {
-		r.buf = make([]byte, want)
-	}
+	want = min(want, int64(cap(r.buf)))
 	r.buf = r.buf[:want]
 	// Reads grow from a page (point lookups) to scanChunk (long scans).
 	r.chunk = min(2*r.chunk, scanChunk)
@@ -134,7 +136,8 @@ func (r *logReader) record(pos int64) (format.Header, []byte, error) {
 
 // isIOError tells a failed read apart from a verdict on the bytes.
 func isIOError(err error) bool {
-	return !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC)
+	return !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC) &&
+		!errors.Is(err, format.ErrOffset)
 }
 
 // indexReader looks up a segment's .index with positional reads of single
@@ -256,6 +259,10 @@ type segmentEnd struct {
 	Tail   tailState
 	Err    *CorruptionError // when Tail != tailClean: what was found at Pos
 	Size   int64            // file size seen
+	// When Tail is tailCorrupt in the active segment: a valid record after
+	// the damage, where a scan for the true end can resume.
+	ResumePos    int64
+	ResumeOffset uint64
 }
 
 // scanToEnd validates records of seg from (pos, offset) to the end of the
@@ -284,7 +291,8 @@ func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool
 			end.Err = &CorruptionError{Path: seg.path(format.LogExt), Pos: end.Pos, Offset: int64(end.Next), Reason: err}
 			end.Tail = tailCorrupt
 			if active {
-				later, err := validRecordAfter(seg, lr, end.Pos, end.Next, end.Size)
+				var later bool
+				end.ResumePos, end.ResumeOffset, later, err = validRecordAfter(seg, lr, end.Pos, end.Next, end.Size)
 				if err != nil {
 					return end, err
 				}
@@ -300,11 +308,11 @@ func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool
 	}
 }
 
-// validRecordAfter reports whether a valid record with an offset >= next
-// starts anywhere after pos (and before size): then the failing record at
+// validRecordAfter finds a valid record with an offset >= next starting
+// after pos (and before size), if there is one: then the failing record at
 // pos is not a torn tail but damage in the middle of the data. Index entries
 // are checked first, as they are cheap; then every byte position.
-func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size int64) (bool, error) {
+func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size int64) (at int64, offset uint64, ok bool, err error) {
 	if x, err := openIndex(seg.path(format.IndexExt)); err == nil {
 		defer x.Close()
 		for i := x.n - 1; i >= 0; i-- {
@@ -314,7 +322,7 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 			}
 			if e.Offset >= next && e.Pos < size {
 				if h, _, err := lr.record(e.Pos); err == nil && h.Offset == e.Offset {
-					return true, nil
+					return e.Pos, e.Offset, true, nil
 				}
 			}
 		}
@@ -322,7 +330,7 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 	for p := pos + 1; p+format.HeaderLen <= size; p++ {
 		hb, err := lr.window(p, format.HeaderLen)
 		if err != nil {
-			return false, ignoreShort(err)
+			return 0, 0, false, ignoreShort(err)
 		}
 		h, err := format.ParseHeader(hb)
 		// Cheap plausibility first: an offset in reach, a body that fits.
@@ -330,12 +338,12 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 			continue
 		}
 		if _, _, err := lr.record(p); err == nil {
-			return true, nil
+			return p, h.Offset, true, nil
 		} else if isIOError(err) {
-			return false, err
+			return 0, 0, false, err
 		}
 	}
-	return false, nil
+	return 0, 0, false, nil
 }
 
 func ignoreShort(err error) error {

@@ -1,0 +1,632 @@
+package logstore_test
+
+// Golden partitions: small partition directories under ../testdata/golden,
+// written by the spec writer (specwriter_test.go, not logstore's Writer) and
+// then damaged the way crashes, disks and other programs damage them. Each
+// is named after what it reproduces.
+//
+//	go test ./logstore -run TestGolden -update   # rewrite them
+//
+// Without -update, TestGoldenGenerate checks that the committed files are
+// exactly what the generator writes, and TestGoldenRead reads the committed
+// files and compares with expectations written out by hand in goldenCases
+// (never derived from the files).
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+var goldenUpdate = flag.Bool("update", false, "rewrite the golden partitions in ../testdata/golden")
+
+const goldenDir = "../testdata/golden"
+
+// goldenT0 is the timestamp of offset 0 in the generated fixtures (the
+// spec example's first timestamp); offset o gets goldenT0 + o µs.
+const goldenT0 = 1700000000000000000
+
+// genRecord is the generator's everyday record: key "k<o>", value "v<o>".
+// With a one-digit offset it is 32 bytes long, so record o of a segment
+// based at b starts at byte 32*(o-b).
+func genRecord(o uint64) swRecord {
+	return swRecord{
+		Offset:    o,
+		Timestamp: goldenT0 + int64(o)*1000,
+		Key:       []byte("k" + strconv.FormatUint(o, 10)),
+		Value:     []byte("v" + strconv.FormatUint(o, 10)),
+	}
+}
+
+// genRecords returns genRecord(o) for o in [from, to).
+func genRecords(from, to uint64) []swRecord {
+	var rs []swRecord
+	for o := from; o < to; o++ {
+		rs = append(rs, genRecord(o))
+	}
+	return rs
+}
+
+func genSeg(from, to uint64) swSegment { return swSegment{Base: from, Records: genRecords(from, to)} }
+
+func segPath(dir string, base uint64, ext string) string {
+	return filepath.Join(dir, swName(base, ext))
+}
+
+func removeFile(tb testing.TB, path string) {
+	tb.Helper()
+	if err := os.Remove(path); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// goldenFixtures builds each golden partition into dir.
+var goldenFixtures = []struct {
+	name  string
+	build func(tb testing.TB, dir string)
+}{
+	{"clean", func(tb testing.TB, dir string) {
+		binary := make([]byte, 256)
+		for i := range binary {
+			binary[i] = byte(i)
+		}
+		swWritePartition(tb, dir,
+			swSegment{Base: 0, Records: []swRecord{
+				{0, goldenT0, []byte("user-1"), []byte("hello")},
+				{1, goldenT0 + 1000, nil, []byte("keyless")},
+				{2, goldenT0 + 2000, []byte("k"), nil},
+				{3, goldenT0 + 2000, nil, nil}, // shares offset 2's clock reading
+			}},
+			swSegment{Base: 4, Records: []swRecord{
+				{4, goldenT0 + 3000, []byte{0xff, 0xfe, 0x00, 0x80}, []byte{0x00, 0xc3, 0x28, 0xff, 0x0a}},
+				{5, goldenT0 + 4000, []byte("user-2"), []byte("world")},
+			}},
+			swSegment{Base: 6, Records: []swRecord{
+				{6, goldenT0 + 5000, []byte("user-1"), []byte("foo")},
+				{7, goldenT0 + 6000, nil, binary},
+				{8, goldenT0 + 7000, []byte("x"), []byte("y")},
+			}},
+		)
+	}},
+	{"spec-example", func(tb testing.TB, dir string) {
+		// SPEC §2's worked example, copied from format's pinned golden file,
+		// as the only segment of a partition. It comes without indexes.
+		b, err := os.ReadFile("../format/testdata/spec-example.log")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		swWriteFile(tb, segPath(dir, 0, ".log"), b)
+	}},
+	{"empty-active-segment", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 3))
+	}},
+	{"gap-between-segments", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(10, 13), genSeg(20, 22))
+	}},
+	{"torn-tail", func(tb testing.TB, dir string) {
+		// Offset 6 (at byte 96) has its header and half its body.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
+		swTruncate(tb, segPath(dir, 3, ".log"), 96+30)
+	}},
+	{"torn-tail-mid-header", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
+		swTruncate(tb, segPath(dir, 3, ".log"), 96+10)
+	}},
+	{"zero-tail", func(tb testing.TB, dir string) {
+		// The file grew over offsets 6 and 7 (bytes 96..160) and 36 more
+		// bytes, but only zeros reached the disk; their index entries did.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		path := segPath(dir, 3, ".log")
+		swPut(tb, path, 96, make([]byte, 64))
+		swAppend(tb, path, make([]byte, 36))
+	}},
+	{"crc-flip-closed", func(tb testing.TB, dir string) {
+		// Offset 2 starts at 64; its value "v2" at 64+28+2.
+		swWritePartition(tb, dir, genSeg(0, 5), genSeg(5, 8))
+		swFlip(tb, segPath(dir, 0, ".log"), 64+28+2, 0x01)
+	}},
+	{"crc-flip-active-with-valid-after", func(tb testing.TB, dir string) {
+		// Offset 5 is at byte 64 of segment 3; offsets 6 and 7 follow.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		swFlip(tb, segPath(dir, 3, ".log"), 64+28+2, 0x01)
+	}},
+	{"crc-flip-active-with-valid-after-no-index", func(tb testing.TB, dir string) {
+		// As above, but the valid records after the damage can only be
+		// found by scanning: the active segment has no indexes.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		swFlip(tb, segPath(dir, 3, ".log"), 64+28+2, 0x01)
+		removeFile(tb, segPath(dir, 3, ".index"))
+		removeFile(tb, segPath(dir, 3, ".timeindex"))
+	}},
+	{"crc-flip-last-record-active", func(tb testing.TB, dir string) {
+		// Offset 5 is the active segment's last record, at byte 64.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 6))
+		swFlip(tb, segPath(dir, 3, ".log"), 64+28+2, 0x01)
+	}},
+	{"truncated-closed", func(tb testing.TB, dir string) {
+		// Offset 4 (at byte 128) keeps its header and half its body.
+		swWritePartition(tb, dir, genSeg(0, 5), genSeg(5, 7))
+		swTruncate(tb, segPath(dir, 0, ".log"), 128+30)
+	}},
+	{"keylen-over-size-closed", func(tb testing.TB, dir string) {
+		// Offset 1 (at byte 32) claims a 16-byte key in a 4-byte body.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 4))
+		swPut(tb, segPath(dir, 0, ".log"), 32+24, []byte{0, 0, 0, 16})
+	}},
+	{"wrong-offset-closed", func(tb testing.TB, dir string) {
+		// Offset 2 (at byte 64) says it is offset 7; the CRC does not
+		// cover the offset, only continuity does.
+		swWritePartition(tb, dir, genSeg(0, 4), genSeg(4, 5))
+		swPut(tb, segPath(dir, 0, ".log"), 64, []byte{0, 0, 0, 0, 0, 0, 0, 7})
+	}},
+	{"wrong-offset-last-record-active", func(tb testing.TB, dir string) {
+		// The active segment's last record (offset 5, at byte 64) says 9.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 6))
+		swPut(tb, segPath(dir, 3, ".log"), 64, []byte{0, 0, 0, 0, 0, 0, 0, 9})
+	}},
+	{"index-past-eof", func(tb testing.TB, dir string) {
+		// Power loss: the active segment's indexes reached the disk for
+		// offsets 3..12, its .log only up to offset 8 (6 records, 192
+		// bytes); entries for 9..12 point at 192..288.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 13))
+		swTruncate(tb, segPath(dir, 3, ".log"), 192)
+	}},
+	{"sparse-index-7", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir,
+			swSegment{Base: 0, Records: genRecords(0, 20), Interval: 7},
+			swSegment{Base: 20, Records: genRecords(20, 30), Interval: 7},
+		)
+	}},
+	{"missing-index", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 10), genSeg(10, 15))
+		removeFile(tb, segPath(dir, 0, ".index"))
+		removeFile(tb, segPath(dir, 10, ".index"))
+		removeFile(tb, segPath(dir, 10, ".timeindex"))
+	}},
+	{"index-truncated-mid-entry", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 10), genSeg(10, 15))
+		swTruncate(tb, segPath(dir, 0, ".index"), 2*16+9)
+		swTruncate(tb, segPath(dir, 10, ".index"), 7)
+		swTruncate(tb, segPath(dir, 10, ".timeindex"), 3*16+5)
+	}},
+	{"lying-index", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 10), genSeg(10, 15))
+		idx := segPath(dir, 0, ".index")
+		swSetEntry(tb, idx, 4, 7, 128) // claims offset 7 where offset 4 is
+		swSetEntry(tb, idx, 6, 6, 96)  // offset 6, but the position of offset 3
+		swSetEntry(tb, idx, 8, 8, 5)   // a position inside offset 0
+		swSetEntry(tb, idx, 9, 9, -32) // a negative position
+		active := segPath(dir, 10, ".index")
+		swSetEntry(tb, active, 4, 14, 34) // the active segment's last entry: offset 11's position
+	}},
+	{"overlap", func(tb testing.TB, dir string) {
+		// Segment 3 starts below the end of segment 0 (offsets 0..4).
+		var second []swRecord
+		for o := uint64(3); o < 7; o++ {
+			r := genRecord(o)
+			r.Value = []byte("w" + strconv.FormatUint(o, 10))
+			second = append(second, r)
+		}
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 3, Records: second})
+	}},
+	{"foreign-junk", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 5))
+		// Valid-looking records in files that are not segments: reading
+		// any of them would show up as wrong values or offsets.
+		junk := func(o uint64) []byte {
+			r := genRecord(o)
+			r.Value = []byte("junk")
+			return swEncode(nil, r)
+		}
+		swWriteFile(tb, filepath.Join(dir, ".gaps.json"), []byte(`[{"from":100,"to":200,"why":"salvage"}]`+"\n"))
+		swWriteFile(tb, filepath.Join(dir, "foo.txt"), []byte("not a segment\n"))
+		swWriteFile(tb, filepath.Join(dir, swName(0, ".log.deleted")), append(junk(0), junk(1)...))
+		swWriteFile(tb, filepath.Join(dir, swName(7, ".log.tmp")), junk(7))
+		swWriteFile(tb, filepath.Join(dir, "123.log"), junk(123))
+		swWriteFile(tb, filepath.Join(dir, swName(50, ".index")), swEntry(nil, 50, 0))
+		swWriteFile(tb, filepath.Join(dir, swName(50, ".timeindex")), swEntry(nil, 50, goldenT0))
+	}},
+}
+
+// TestGoldenGenerate rewrites the golden partitions with -update; without
+// it, it checks that the committed ones are what the generator writes, so
+// the generator and the files cannot drift apart.
+func TestGoldenGenerate(t *testing.T) {
+	root := goldenDir
+	if !*goldenUpdate {
+		root = t.TempDir()
+	} else if err := os.RemoveAll(goldenDir); err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range goldenFixtures {
+		fx.build(t, filepath.Join(root, fx.name))
+	}
+	if *goldenUpdate {
+		return
+	}
+	want, got := readTree(t, goldenDir), readTree(t, root)
+	for name, b := range got {
+		if c, ok := want[name]; !ok {
+			t.Errorf("%s: generated but not in %s (run with -update)", name, goldenDir)
+		} else if !bytes.Equal(b, c) {
+			t.Errorf("%s: committed file differs from the generator's (run with -update)", name)
+		}
+	}
+	for name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s: in %s but no longer generated (run with -update)", name, goldenDir)
+		}
+	}
+}
+
+// readTree returns the contents of every regular file under root, by path
+// relative to root.
+func readTree(tb testing.TB, root string) map[string][]byte {
+	tb.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[rel] = b
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
+}
+
+// gw is one expected record.
+type gw struct {
+	Offset uint64
+	TS     int64
+	Key    []byte // nil: no key
+	Value  []byte
+	Pos    int64  // byte position in its segment; -1: not checked
+	CRC    uint32 // 0: not checked
+}
+
+// std is the expected genRecord(o) for each o, written out independently
+// of the generator.
+func std(offsets ...uint64) []gw {
+	var ws []gw
+	for _, o := range offsets {
+		ws = append(ws, gw{Offset: o, TS: goldenT0 + int64(o)*1000,
+			Key: fmt.Appendf(nil, "k%d", o), Value: fmt.Appendf(nil, "v%d", o), Pos: -1})
+	}
+	return ws
+}
+
+func span(from, to uint64) []uint64 {
+	var os []uint64
+	for o := from; o < to; o++ {
+		os = append(os, o)
+	}
+	return os
+}
+
+// gerr is an expected *logstore.CorruptionError.
+type gerr struct {
+	Seg    uint64 // base offset of the segment named in Path
+	Pos    int64
+	Offset int64
+	Is     error
+}
+
+type gread struct {
+	From uint64
+	Want []gw
+	Err  *gerr
+}
+
+var goldenCases = []struct {
+	Name        string
+	Start, Next uint64 // Partition.Bounds
+	Reads       []gread
+	// EveryOffset: reading from each offset of Reads[0] returns the rest of
+	// Reads[0] and its error.
+	EveryOffset bool
+}{
+	{
+		Name: "clean", Start: 0, Next: 9, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: []gw{
+			{0, goldenT0, []byte("user-1"), []byte("hello"), 0, 0},
+			{1, goldenT0 + 1000, nil, []byte("keyless"), 39, 0},
+			{2, goldenT0 + 2000, []byte("k"), []byte{}, 74, 0},
+			{3, goldenT0 + 2000, nil, []byte{}, 103, 0},
+			{4, goldenT0 + 3000, []byte{0xff, 0xfe, 0x00, 0x80}, []byte{0x00, 0xc3, 0x28, 0xff, 0x0a}, 0, 0},
+			{5, goldenT0 + 4000, []byte("user-2"), []byte("world"), 37, 0},
+			{6, goldenT0 + 5000, []byte("user-1"), []byte("foo"), 0, 0},
+			{7, goldenT0 + 6000, nil, bytes0to255(), 37, 0},
+			{8, goldenT0 + 7000, []byte("x"), []byte("y"), 321, 0},
+		}}},
+	},
+	{
+		Name: "spec-example", Start: 0, Next: 3, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: []gw{
+			{0, 1700000000000000000, []byte("user-1"), []byte("hello"), 0, 0x73b4c3d2},
+			{1, 1700000000100000000, []byte("user-2"), []byte("world"), 39, 0xc23277ba},
+			{2, 1700000000200000000, []byte("user-1"), []byte("foo"), 78, 0xe14ccc3d},
+		}}, {From: 3}},
+	},
+	{
+		Name: "empty-active-segment", Start: 0, Next: 3, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2)}, {From: 3}},
+	},
+	{
+		Name: "gap-between-segments", Start: 0, Next: 22, EveryOffset: true,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 10, 11, 12, 20, 21)},
+			{From: 3, Want: std(10, 11, 12, 20, 21)},
+			{From: 5, Want: std(10, 11, 12, 20, 21)},
+			{From: 9, Want: std(10, 11, 12, 20, 21)},
+			{From: 13, Want: std(20, 21)},
+			{From: 19, Want: std(20, 21)},
+			{From: 22},
+		},
+	},
+	{
+		Name: "torn-tail", Start: 0, Next: 6, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4, 5)}, {From: 6}, {From: 7}},
+	},
+	{
+		Name: "torn-tail-mid-header", Start: 0, Next: 6, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4, 5)}, {From: 6}},
+	},
+	{
+		Name: "zero-tail", Start: 0, Next: 6, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4, 5)}, {From: 6}, {From: 7}},
+	},
+	{
+		Name: "crc-flip-closed", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrCRC}},
+			{From: 1, Want: std(1), Err: &gerr{0, 64, 2, format.ErrCRC}},
+			{From: 2, Err: &gerr{0, 64, 2, format.ErrCRC}},
+			// Past the damage, the index leads straight to a valid record.
+			{From: 3, Want: std(3, 4, 5, 6, 7)},
+			{From: 5, Want: std(5, 6, 7)},
+		},
+	},
+	{
+		Name: "crc-flip-active-with-valid-after", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrCRC}},
+			{From: 4, Want: std(4), Err: &gerr{3, 64, 5, format.ErrCRC}},
+			{From: 5, Err: &gerr{3, 64, 5, format.ErrCRC}},
+			{From: 6, Want: std(6, 7)},
+			{From: 8},
+		},
+	},
+	{
+		// Bounds must not depend on the index: the next offset is the
+		// last valid record's + 1, also when only a scan finds the valid
+		// records after the damage.
+		Name: "crc-flip-active-with-valid-after-no-index", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrCRC}},
+			{From: 5, Err: &gerr{3, 64, 5, format.ErrCRC}},
+			// Without an index, reading offset 6 means scanning through
+			// the damage.
+			{From: 6, Err: &gerr{3, 64, 5, format.ErrCRC}},
+		},
+	},
+	{
+		// SPEC §2: nothing valid after it, so it is an incomplete tail.
+		Name: "crc-flip-last-record-active", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 6}},
+	},
+	{
+		Name: "truncated-closed", Start: 0, Next: 7,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3), Err: &gerr{0, 128, 4, format.ErrShort}},
+			{From: 4, Err: &gerr{0, 128, 4, format.ErrShort}},
+			{From: 5, Want: std(5, 6)},
+		},
+	},
+	{
+		Name: "keylen-over-size-closed", Start: 0, Next: 4,
+		Reads: []gread{
+			{From: 0, Want: std(0), Err: &gerr{0, 32, 1, format.ErrKeyLen}},
+			{From: 2, Want: std(2, 3)},
+			{From: 3, Want: std(3)},
+		},
+	},
+	{
+		Name: "wrong-offset-closed", Start: 0, Next: 5,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrOffset}},
+			{From: 2, Err: &gerr{0, 64, 2, format.ErrOffset}},
+			{From: 3, Want: std(3, 4)},
+		},
+	},
+	{
+		// Like crc-flip-last-record-active: nothing valid follows, so it
+		// ends the data without an error.
+		Name: "wrong-offset-last-record-active", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}},
+	},
+	{
+		Name: "index-past-eof", Start: 0, Next: 9, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 9)...)}, {From: 9}, {From: 10}, {From: 12}, {From: 13}},
+	},
+	{
+		Name: "sparse-index-7", Start: 0, Next: 30, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 30)...)}, {From: 30}},
+	},
+	{
+		Name: "missing-index", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 15)...)}, {From: 15}},
+	},
+	{
+		Name: "index-truncated-mid-entry", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 15)...)}, {From: 15}},
+	},
+	{
+		Name: "lying-index", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 15)...)}, {From: 15}},
+	},
+	{
+		Name: "overlap", Start: 0, Next: 7,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 0, 5, logstore.ErrOverlap}},
+			// Reading from offset 3 or later starts in the second segment,
+			// whose records are the ones with values w3..w6.
+			{From: 3, Want: overlapSecond(3, 4, 5, 6)},
+			{From: 5, Want: overlapSecond(5, 6)},
+		},
+	},
+	{
+		Name: "foreign-junk", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 50}, {From: 123}},
+	},
+}
+
+func bytes0to255() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+func overlapSecond(offsets ...uint64) []gw {
+	ws := std(offsets...)
+	for i := range ws {
+		ws[i].Value = fmt.Appendf(nil, "w%d", ws[i].Offset)
+	}
+	return ws
+}
+
+// goldenGot is what one read returned: the records, copied, and the error.
+type goldenGot struct {
+	recs []logstore.Record
+	err  error
+}
+
+func readFrom(tb testing.TB, p *logstore.Partition, from uint64) goldenGot {
+	tb.Helper()
+	it, err := p.Read(from)
+	if err != nil {
+		return goldenGot{err: err}
+	}
+	var g goldenGot
+	for it.Next() {
+		r := it.Record()
+		r.Key = bytes.Clone(r.Key)
+		r.Value = bytes.Clone(r.Value)
+		g.recs = append(g.recs, r)
+	}
+	g.err = it.Err()
+	if err := it.Close(); err != nil {
+		tb.Errorf("Close: %v", err)
+	}
+	return g
+}
+
+// checkRead compares a read with its expectation and describes each
+// difference.
+func checkRead(tb testing.TB, dir string, from uint64, g goldenGot, want []gw, werr *gerr) {
+	tb.Helper()
+	for i := 0; i < max(len(g.recs), len(want)); i++ {
+		if i >= len(g.recs) {
+			tb.Errorf("Read(%d): record %d missing, want offset %d", from, i, want[i].Offset)
+			continue
+		}
+		r := g.recs[i]
+		if i >= len(want) {
+			tb.Errorf("Read(%d): unexpected record %d: offset %d key %q value %q", from, i, r.Offset, r.Key, r.Value)
+			continue
+		}
+		w := want[i]
+		if r.Offset != w.Offset || r.Timestamp != w.TS || !bytes.Equal(r.Key, w.Key) || (r.Key == nil) != (w.Key == nil) ||
+			!bytes.Equal(r.Value, w.Value) || (w.Pos >= 0 && r.Pos != w.Pos) || (w.CRC != 0 && r.CRC != w.CRC) {
+			tb.Errorf("Read(%d): record %d = {off %d ts %d key %q value %q pos %d crc %#x}\n"+
+				"                      want {off %d ts %d key %q value %q pos %d crc %#x}",
+				from, i, r.Offset, r.Timestamp, r.Key, r.Value, r.Pos, r.CRC,
+				w.Offset, w.TS, w.Key, w.Value, w.Pos, w.CRC)
+		}
+	}
+	if werr == nil {
+		if g.err != nil {
+			tb.Errorf("Read(%d): error %v, want none", from, g.err)
+		}
+		return
+	}
+	var ce *logstore.CorruptionError
+	if !errors.As(g.err, &ce) {
+		tb.Errorf("Read(%d): error %v, want a *logstore.CorruptionError", from, g.err)
+		return
+	}
+	wantPath := segPath(dir, werr.Seg, ".log")
+	if ce.Path != wantPath || ce.Pos != werr.Pos || ce.Offset != werr.Offset {
+		tb.Errorf("Read(%d): corruption at %s byte %d offset %d, want %s byte %d offset %d",
+			from, ce.Path, ce.Pos, ce.Offset, wantPath, werr.Pos, werr.Offset)
+	}
+	if !errors.Is(g.err, werr.Is) {
+		tb.Errorf("Read(%d): error %v is not %v", from, g.err, werr.Is)
+	}
+}
+
+func TestGoldenRead(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tc := range goldenCases {
+		seen[tc.Name] = true
+		t.Run(tc.Name, func(t *testing.T) {
+			dir := filepath.Join(goldenDir, tc.Name)
+			before := readTree(t, dir)
+			if len(before) == 0 {
+				t.Fatalf("%s is empty or missing (run go test ./logstore -run TestGolden -update)", dir)
+			}
+			p, err := logstore.OpenPartitionDir(dir, tc.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if start, next, err := p.Bounds(); err != nil || start != tc.Start || next != tc.Next {
+				t.Errorf("Bounds() = %d, %d, %v; want %d, %d, nil", start, next, err, tc.Start, tc.Next)
+			}
+			for _, rd := range tc.Reads {
+				checkRead(t, dir, rd.From, readFrom(t, p, rd.From), rd.Want, rd.Err)
+			}
+			if tc.EveryOffset {
+				all := tc.Reads[0]
+				for i, w := range all.Want {
+					checkRead(t, dir, w.Offset, readFrom(t, p, w.Offset), all.Want[i:], all.Err)
+				}
+			}
+			// Reading changes nothing on disk.
+			after := readTree(t, dir)
+			for name, b := range before {
+				if !bytes.Equal(after[name], b) {
+					t.Errorf("%s changed by reading", name)
+				}
+			}
+			if len(after) != len(before) {
+				t.Errorf("reading changed the set of files: %d before, %d after", len(before), len(after))
+			}
+		})
+	}
+	for _, fx := range goldenFixtures {
+		if !seen[fx.name] {
+			t.Errorf("golden partition %s has no case in goldenCases", fx.name)
+		}
+	}
+}

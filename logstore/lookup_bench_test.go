@@ -1,0 +1,64 @@
+package logstore_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// BenchmarkLookup measures a point lookup at a random offset (Read, Next,
+// Record, Close) in partitions holding the same 200 000 records in 1, 100
+// or 10 000 segments. SPEC §5: the cost must not grow with the number of
+// segments or records beyond O(log n), so the three should be close.
+//
+//	go test ./logstore -run XXX -bench Lookup -benchtime 20000x
+func BenchmarkLookup(b *testing.B) {
+	const total = 200_000
+	value := bytes.Repeat([]byte("0123456789"), 10)
+	for _, nseg := range []int{1, 100, 10_000} {
+		b.Run(fmt.Sprintf("segments=%d", nseg), func(b *testing.B) {
+			// Written by the spec writer, index interval 1: setting up 30 000
+			// files through logstore's Writer would take longer than the
+			// benchmark.
+			dir := b.TempDir()
+			per := uint64(total / nseg)
+			for base := uint64(0); base < total; base += per {
+				seg := swSegment{Base: base, Interval: 1}
+				for o := base; o < base+per; o++ {
+					seg.Records = append(seg.Records, swRecord{Offset: o, Timestamp: int64(o), Key: []byte("key"), Value: value})
+				}
+				swWritePartition(b, dir, seg)
+			}
+			p, err := logstore.OpenPartitionDir(dir, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(nseg)))
+			offsets := make([]uint64, 1<<16)
+			for i := range offsets {
+				offsets[i] = rng.Uint64N(total)
+			}
+			i := 0
+			for b.Loop() {
+				o := offsets[i&(len(offsets)-1)]
+				i++
+				it, err := p.Read(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !it.Next() {
+					b.Fatalf("Read(%d): no record: %v", o, it.Err())
+				}
+				if r := it.Record(); r.Offset != o || len(r.Value) != len(value) {
+					b.Fatalf("Read(%d) returned offset %d", o, r.Offset)
+				}
+				if err := it.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
