@@ -185,7 +185,9 @@ func (s *Store) CreateTopic(name string, partitions int, st Settings) error {
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(s.dir, ".create-"+name+"-"+hex.EncodeToString(rnd[:])+".tmp")
+	// The name only helps a person place a leftover: cut it so a 249-byte
+	// topic name does not push this one past NAME_MAX (255).
+	tmp := filepath.Join(s.dir, ".create-"+name[:min(len(name), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
 	if err := s.buildTopic(tmp, partitions, st); err != nil {
 		s.removeAll(tmp)
 		return fmt.Errorf("create topic %s: %w", name, err)

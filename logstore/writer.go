@@ -125,6 +125,9 @@ func (w *Writer) openActive(dir string) error {
 	if err := w.openSegmentFiles(); err != nil {
 		return err
 	}
+	// Only the part after the last index entry that checks out is scanned:
+	// opening must not read a whole 1 GiB segment. Damage behind that point
+	// is for readers, verify-crc and recover to find.
 	end, err := findEnd(w.seg, w.log, true)
 	if err != nil {
 		return err
