@@ -62,19 +62,22 @@ func Checksum(timestamp int64, key, value []byte) uint32 {
 // AppendRecord appends r's encoding to dst. len(key)+len(value) must fit in
 // a u32; callers bound record sizes long before that.
 func AppendRecord(dst []byte, r Record) []byte {
+	dst = AppendHeader(dst, r)
+	dst = append(dst, r.Key...)
+	return append(dst, r.Value...)
+}
+
+// AppendHeader appends the 28-byte header of r's encoding to dst, so that a
+// large key and value can be written from where they are, never copied.
+func AppendHeader(dst []byte, r Record) []byte {
 	n := len(dst)
 	dst = append(dst, make([]byte, HeaderLen)...)
-	dst = append(dst, r.Key...)
-	dst = append(dst, r.Value...)
 	h := dst[n:]
 	binary.BigEndian.PutUint64(h[offsetAt:], r.Offset)
 	binary.BigEndian.PutUint32(h[sizeAt:], uint32(len(r.Key)+len(r.Value)))
 	binary.BigEndian.PutUint64(h[timestampAt:], uint64(r.Timestamp))
 	binary.BigEndian.PutUint32(h[keyLenAt:], uint32(len(r.Key)))
-	// The CRC runs over timestamp‖key‖value, which lie contiguously from
-	// timestampAt once the keylen field is skipped.
-	c := crcUpdate(crcUpdate(0, h[timestampAt:keyLenAt]), h[HeaderLen:])
-	binary.BigEndian.PutUint32(h[crcAt:], c)
+	binary.BigEndian.PutUint32(h[crcAt:], crcUpdate(crcUpdate(crcUpdate(0, h[timestampAt:keyLenAt]), r.Key), r.Value))
 	return dst
 }
 

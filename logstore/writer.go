@@ -26,6 +26,10 @@ const (
 // write per record).
 const flushAt = 1 << 20
 
+// writebackEvery is how much .log data a SyncExit writer lets pile up before
+// it asks the kernel to start writing it back (sync_file_range).
+const writebackEvery = 8 << 20
+
 // WriterOptions configure a partition writer. Zero values take the
 // topic's stored settings, then the built-in defaults.
 type WriterOptions struct {
@@ -61,9 +65,11 @@ type Writer struct {
 	lastTS         int64  // of the partition's last record
 	next           uint64 // offset the next Append gets
 	written        uint64 // offset after the last record in the file
+	writeback      int64  // .log bytes below this were handed to writeback
 	logBuf         []byte
 	idxBuf         []byte
 	tidxBuf        []byte
+	bigHeader      []byte // header of a record too big for logBuf
 	failed         error
 }
 
@@ -140,7 +146,7 @@ func (w *Writer) openActive(dir string) error {
 			return err
 		}
 	}
-	w.logSize, w.next, w.written = end.Pos, end.Next, end.Next
+	w.logSize, w.next, w.written, w.writeback = end.Pos, end.Next, end.Next, end.Pos
 	w.count = end.Next - w.seg.base
 	w.lastTS = end.LastTS
 	if w.count > 0 {
@@ -271,18 +277,24 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 		w.idxBuf = format.AppendIndexEntry(w.idxBuf, format.IndexEntry{Offset: w.next, Pos: pos})
 		w.tidxBuf = format.AppendTimeIndexEntry(w.tidxBuf, format.TimeIndexEntry{Offset: w.next, Timestamp: ts})
 	}
-	w.logBuf = format.AppendRecord(w.logBuf, format.Record{Offset: w.next, Timestamp: ts, Key: key, Value: value})
+	rec := format.Record{Offset: w.next, Timestamp: ts, Key: key, Value: value}
 	if k == 0 {
 		w.firstTS = ts
 	}
 	w.count++
 	w.lastTS = ts
-	off := w.next
 	w.next++
-	if len(w.logBuf) >= flushAt {
-		return off, w.Flush()
+	if n > flushAt {
+		// Too big to buffer: written from where key and value are, so a
+		// 64 MiB record is never held twice.
+		w.bigHeader = format.AppendHeader(w.bigHeader[:0], rec)
+		return rec.Offset, w.write(w.bigHeader, key, value)
 	}
-	return off, nil
+	w.logBuf = format.AppendRecord(w.logBuf, rec)
+	if len(w.logBuf) >= flushAt {
+		return rec.Offset, w.Flush()
+	}
+	return rec.Offset, nil
 }
 
 // Buffered reports whether records wait to be written.
@@ -292,19 +304,37 @@ func (w *Writer) Buffered() bool { return len(w.logBuf) > 0 }
 // so no index entry ever points at log bytes not yet written. With
 // SyncBatch it then syncs. A write that fails part-way is cut back to the
 // last whole record before the error is returned, and the writer fails.
-func (w *Writer) Flush() error {
+func (w *Writer) Flush() error { return w.write() }
+
+// write writes the buffered records, then the parts of one more record
+// given unbuffered, then their index entries.
+func (w *Writer) write(unbuffered ...[]byte) error {
 	if w.failed != nil {
 		return fmt.Errorf("%s: %w: %v", w.name, ErrWriterFailed, w.failed)
 	}
-	if len(w.logBuf) == 0 {
+	if len(w.logBuf) == 0 && len(unbuffered) == 0 {
 		return nil
 	}
 	n, err := w.log.Write(w.logBuf)
+	for _, part := range unbuffered {
+		if err != nil {
+			break
+		}
+		var m int
+		m, err = w.log.Write(part)
+		n += m
+	}
 	if err != nil {
 		return w.fail(w.failedWrite(n, err))
 	}
 	w.logSize += int64(n)
 	w.written = w.next
+	if w.opts.Sync == SyncExit && w.logSize-w.writeback >= writebackEvery {
+		// Start writing back now what the sync at roll or exit must wait
+		// for: the disk works while we go on encoding.
+		_ = w.log.StartWriteback(w.writeback, w.logSize-w.writeback)
+		w.writeback = w.logSize
+	}
 	if err := appendAll(w.idx, w.idxBuf, &w.idxSize); err != nil {
 		return w.fail(err)
 	}
@@ -416,7 +446,7 @@ func (w *Writer) roll() error {
 	if err := w.openSegmentFiles(); err != nil {
 		return w.fail(fmt.Errorf("roll %s: %w", w.name, err))
 	}
-	w.logSize, w.idxSize, w.tidxSize, w.count = 0, 0, 0, 0
+	w.logSize, w.idxSize, w.tidxSize, w.count, w.writeback = 0, 0, 0, 0, 0
 	return nil
 }
 
