@@ -32,6 +32,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		return append(out, args[i:]...)
 	}
 	var cmdFlags, positional []string
+	bare := false // pass the command's flags without the positionals
 	for j := i + 1; j < len(args); {
 		a := args[j]
 		switch {
@@ -49,6 +50,12 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			n := flagSpan(cmd.Flags, args, j)
 			cmdFlags = append(cmdFlags, args[j:j+n]...)
 			j += n
+			// `read t --help` is read's help, not help on a topic "t"; and in
+			// `append t --key` the value is missing: urfave/cli must say so
+			// rather than take the "--" added below as the key.
+			if hasFlag([]cli.Flag{cli.HelpFlag}, a) || j == len(args) && n == 1 && lacksValue(cmd.Flags, a) {
+				bare = true
+			}
 		default:
 			positional = append(positional, a)
 			j++
@@ -56,11 +63,18 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	}
 	out = append(out, args[i])
 	out = append(out, cmdFlags...)
-	if len(positional) > 0 {
+	if len(positional) > 0 && !bare {
 		out = append(out, "--")
 		out = append(out, positional...)
 	}
 	return out
+}
+
+// lacksValue: a, given last, is a flag that takes a value and has none.
+func lacksValue(flags []cli.Flag, a string) bool {
+	f, ok := lookupFlag(flags, a).(cli.DocGenerationFlag)
+	_, inline := flagName(a)
+	return ok && f.TakesValue() && !inline
 }
 
 // isFlag: "-x", "--xyz", but not "-" (stdin) or "--".

@@ -1,0 +1,112 @@
+package commands
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary double as the seglog binary: run under
+// the name "seglog" (testscript puts such a copy first in $PATH), it is
+// seglog. The scripts and the subprocess tests run it that way.
+func TestMain(m *testing.M) {
+	// Under -race every process sleeps 1 s at exit (to catch late race
+	// reports); the subprocesses here are many and short.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	testscript.Main(m, map[string]func(){
+		"seglog": func() { os.Exit(Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScript runs testdata/script/*.txtar end to end against the binary.
+// Exact exit codes are checked by the Go tests; `! exec` only tells zero
+// from non-zero.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"truncate": cmdTruncate,
+			"flipbyte": cmdFlipbyte,
+			"filesize": cmdFilesize,
+			"exitcode": cmdExitcode,
+		},
+	})
+}
+
+// truncate FILE N: cut (or extend) FILE to N bytes; N may be negative to
+// cut that many bytes off the end.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: truncate FILE N")
+	}
+	path := ts.MkAbs(args[0])
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	if n < 0 {
+		fi, err := os.Stat(path)
+		ts.Check(err)
+		n += fi.Size()
+	}
+	ts.Check(os.Truncate(path, n))
+}
+
+// flipbyte FILE POS: invert every bit of the byte at POS.
+func cmdFlipbyte(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE POS")
+	}
+	path := ts.MkAbs(args[0])
+	pos, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	ts.Check(err)
+	defer f.Close()
+	var b [1]byte
+	_, err = f.ReadAt(b[:], pos)
+	ts.Check(err)
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b[:], pos)
+	ts.Check(err)
+}
+
+// filesize FILE N: FILE is N bytes long (with !: it is not).
+func cmdFilesize(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: filesize FILE N")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := fmt.Sprint(fi.Size()); (got == args[1]) == neg {
+		ts.Fatalf("%s is %s bytes long", args[0], got)
+	}
+}
+
+// exitcode N ARGS...: runs seglog ARGS (stdin from $stdin-file if set, none
+// otherwise) and checks its exact exit status, which `! exec` cannot.
+// Its stdout and stderr become the script's.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec("seglog", args[1:]...)
+	got := 0
+	if err != nil {
+		ee, ok := err.(interface{ ExitCode() int })
+		if !ok {
+			ts.Fatalf("seglog: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("seglog %q: exit status %d, want %d", args[1:], got, want)
+	}
+}
