@@ -36,7 +36,7 @@ func (f *framer) feed(chunk []byte, emit func(msg []byte, line int64) error) err
 			if len(f.pending)+len(chunk) > f.max+len(f.delim)+1 {
 				return &errMessageTooLong{line: f.line + 1, max: f.max}
 			}
-			f.pending = append(f.pending, chunk...)
+			f.hold(chunk)
 			return nil
 		}
 		held := len(f.pending)
@@ -44,7 +44,7 @@ func (f *framer) feed(chunk []byte, emit func(msg []byte, line int64) error) err
 		if at <= held {
 			msg = f.pending[:at]
 		} else {
-			f.pending = append(f.pending, chunk[:at-held]...)
+			f.hold(chunk[:at-held])
 			msg = f.pending
 		}
 		chunk = chunk[at+len(f.delim)-held:]
@@ -66,11 +66,28 @@ func (f *framer) feed(chunk []byte, emit func(msg []byte, line int64) error) err
 	if len(chunk) > f.max+len(f.delim)+1 {
 		return &errMessageTooLong{line: f.line + 1, max: f.max}
 	}
-	f.pending = append(f.pending[:0], chunk...)
-	if cap(f.pending) > 4<<20 && len(f.pending) < 64<<10 {
-		f.pending = append([]byte(nil), f.pending...) // drop a huge line's buffer
+	if cap(f.pending) > 4<<20 {
+		f.pending = nil // don't keep a huge line's buffer
 	}
+	f.hold(chunk)
 	return nil
+}
+
+// hold adds b to pending. A long message grows it by doubling up to 8 MiB,
+// then straight to the longest message allowed: append's growth for big
+// slices would leave several times the message's size behind as garbage,
+// while the pages of a fresh allocation count only once written.
+func (f *framer) hold(b []byte) {
+	if need := len(f.pending) + len(b); need > cap(f.pending) {
+		size := max(need, 2*cap(f.pending))
+		if size > 8<<20 {
+			size = max(need, f.max+len(f.delim)+1)
+		}
+		grown := make([]byte, len(f.pending), size)
+		copy(grown, f.pending)
+		f.pending = grown
+	}
+	f.pending = append(f.pending, b...)
 }
 
 // finish passes on a last message that had no delimiter after it.
@@ -94,11 +111,13 @@ func (f *framer) emit(msg []byte, emit func([]byte, int64) error) error {
 	return emit(msg, f.line)
 }
 
-func (f *framer) index(b []byte) int {
-	if len(f.delim) == 1 {
-		return bytes.IndexByte(b, f.delim[0])
+func (f *framer) index(b []byte) int { return indexOf(b, f.delim) }
+
+func indexOf(b, sep []byte) int {
+	if len(sep) == 1 {
+		return bytes.IndexByte(b, sep[0])
 	}
-	return bytes.Index(b, f.delim)
+	return bytes.Index(b, sep)
 }
 
 // indexAcross finds the first delimiter in pending‖chunk, as a position in

@@ -204,12 +204,10 @@ func readPartition(out *bufio.Writer, ref partitionRef, o readOptions, limit int
 		return 0, err
 	}
 	defer it.Close()
-	rw := recordWriter{format: o.format, topic: ref.topic, partition: ref.partition}
+	rw := recordWriter{out: out, format: o.format, topic: ref.topic, partition: ref.partition}
 	var n int64
 	for (limit < 0 || n < limit) && it.Next() {
-		// Encode straight into the output buffer's free space: Write of
-		// the slice AvailableBuffer returned then copies nothing.
-		if _, err := out.Write(rw.appendRecord(out.AvailableBuffer(), it.Record())); err != nil {
+		if err := rw.write(it.Record()); err != nil {
 			return n, err
 		}
 		n++

@@ -54,10 +54,19 @@ func RecordLen(key, value []byte) int64 { return HeaderLen + int64(len(key)) + i
 
 // Checksum is the CRC a record with these fields carries.
 func Checksum(timestamp int64, key, value []byte) uint32 {
+	return UpdateChecksum(UpdateChecksum(ChecksumStart(timestamp), key), value)
+}
+
+// ChecksumStart begins a record's CRC, over its 8 timestamp bytes; continue
+// it over key and value, in pieces if need be, with UpdateChecksum.
+func ChecksumStart(timestamp int64) uint32 {
 	var ts [8]byte
 	binary.BigEndian.PutUint64(ts[:], uint64(timestamp))
-	return crcUpdate(crcUpdate(crcUpdate(0, ts[:]), key), value)
+	return crcUpdate(0, ts[:])
 }
+
+// UpdateChecksum continues a record's CRC over p.
+func UpdateChecksum(crc uint32, p []byte) uint32 { return crcUpdate(crc, p) }
 
 // AppendRecord appends r's encoding to dst. len(key)+len(value) must fit in
 // a u32; callers bound record sizes long before that.

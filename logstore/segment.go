@@ -134,6 +134,50 @@ func (r *logReader) record(pos int64) (format.Header, []byte, error) {
 	return h, b, h.Verify(b)
 }
 
+// header decodes only the header at pos.
+func (r *logReader) header(pos int64) (format.Header, error) {
+	hb, err := r.window(pos, format.HeaderLen)
+	if err != nil {
+		return format.Header{}, err
+	}
+	return format.ParseHeader(hb)
+}
+
+// check validates the record at pos as record does and returns its
+// header, but never holds more than scanChunk of it: a bigger record's CRC
+// is computed a piece at a time. Finding where valid data ends must not
+// need a 64 MiB buffer because the last record is that big.
+func (r *logReader) check(pos int64) (format.Header, error) {
+	h, err := r.header(pos)
+	if err != nil || h.RecordLen() <= scanChunk {
+		if err == nil {
+			_, _, err = r.record(pos)
+		}
+		return h, err
+	}
+	fi, err := r.f.Stat()
+	if err != nil {
+		return h, err
+	}
+	end := pos + h.RecordLen()
+	if end > fi.Size() {
+		return h, format.ErrShort
+	}
+	crc := format.ChecksumStart(h.Timestamp)
+	for at := pos + format.HeaderLen; at < end; {
+		b, err := r.window(at, min(scanChunk, end-at))
+		if err != nil {
+			return h, err
+		}
+		crc = format.UpdateChecksum(crc, b)
+		at += int64(len(b))
+	}
+	if crc != h.CRC {
+		return h, format.ErrCRC
+	}
+	return h, nil
+}
+
 // isIOError tells a failed read apart from a verdict on the bytes.
 func isIOError(err error) bool {
 	return !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC) &&
@@ -236,7 +280,7 @@ func seekInSegment(seg segment, lr *logReader, target uint64) (int64, uint64) {
 	if err != nil || !ok || e.Offset < seg.base || e.Pos < 0 {
 		return 0, seg.base
 	}
-	if h, _, err := lr.record(e.Pos); err != nil || h.Offset != e.Offset {
+	if h, err := lr.check(e.Pos); err != nil || h.Offset != e.Offset {
 		return 0, seg.base
 	}
 	return e.Pos, e.Offset
@@ -272,7 +316,7 @@ type segmentEnd struct {
 func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool) (segmentEnd, error) {
 	end := segmentEnd{Pos: pos, Next: offset}
 	for {
-		h, _, err := lr.record(end.Pos)
+		h, err := lr.check(end.Pos)
 		if err == nil && h.Offset != end.Next {
 			err = format.ErrOffset
 		}
@@ -321,7 +365,7 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 				break
 			}
 			if e.Offset >= next && e.Pos < size {
-				if h, _, err := lr.record(e.Pos); err == nil && h.Offset == e.Offset {
+				if h, err := lr.check(e.Pos); err == nil && h.Offset == e.Offset {
 					return e.Pos, e.Offset, true, nil
 				}
 			}
@@ -337,7 +381,7 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 		if err != nil || h.Offset < next || h.Offset-next > uint64(size-pos)/format.HeaderLen || p+h.RecordLen() > size {
 			continue
 		}
-		if _, _, err := lr.record(p); err == nil {
+		if _, err := lr.check(p); err == nil {
 			return p, h.Offset, true, nil
 		} else if isIOError(err) {
 			return 0, 0, false, err
@@ -374,7 +418,7 @@ func lastValidEntry(seg segment, lr *logReader, logSize int64) (pos int64, offse
 			continue
 		}
 		checks++
-		if h, _, err := lr.record(e.Pos); err == nil && h.Offset == e.Offset {
+		if h, err := lr.check(e.Pos); err == nil && h.Offset == e.Offset {
 			return e.Pos, e.Offset, true
 		}
 	}

@@ -150,7 +150,7 @@ func (w *Writer) openActive(dir string) error {
 	w.count = end.Next - w.seg.base
 	w.lastTS = end.LastTS
 	if w.count > 0 {
-		h, _, err := newLogReader(w.log).record(0)
+		h, err := newLogReader(w.log).header(0)
 		if err != nil {
 			return err
 		}
