@@ -623,3 +623,71 @@ func TestIteratorConstantMemory(t *testing.T) {
 		t.Errorf("%d open files before, %d after", fdsBefore, after)
 	}
 }
+
+// Finding where valid data ends (Bounds, OpenWriter) checks a big last
+// record's CRC a piece at a time instead of holding it whole.
+func TestBigLastRecordCheckedInPieces(t *testing.T) {
+	dir := t.TempDir()
+	s := logstore.Open(dir)
+	if err := s.CreateTopic("t", 1, logstore.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.OpenWriter("t", 0, logstore.WriterOptions{Sync: logstore.SyncNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const big = 24 << 20
+	if _, err := w.Append(1, nil, []byte("small")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Append(2, nil, bytes.Repeat([]byte{7}, big)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	p, err := s.OpenPartition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := allocated(func() {
+		if _, next, err := p.Bounds(); err != nil || next != 2 {
+			t.Errorf("Bounds: next %d, %v; want 2", next, err)
+		}
+	}); n > big/4 {
+		t.Errorf("Bounds allocated %d bytes for a %d-byte last record", n, big)
+	}
+	if n := allocated(func() {
+		w, err := s.OpenWriter("t", 0, logstore.WriterOptions{Sync: logstore.SyncNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.NextOffset() != 2 {
+			t.Errorf("NextOffset %d, want 2", w.NextOffset())
+		}
+		w.Close()
+	}); n > big/4 {
+		t.Errorf("OpenWriter allocated %d bytes for a %d-byte last record", n, big)
+	}
+	// A flipped byte deep inside the big record is still found.
+	path := filepath.Join(dir, "t", "0", "00000000000000000000.log")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{8}, int64(format.RecordLen(nil, []byte("small")))+format.HeaderLen+big-10); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, next, err := p.Bounds(); err != nil || next != 1 {
+		t.Errorf("Bounds after damage: next %d, %v; want 1 (a torn last record)", next, err)
+	}
+}

@@ -1,0 +1,39 @@
+package commands
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Values longer than outputPiece are encoded a piece at a time: the pieces
+// must join into exactly the value, whatever falls on a piece boundary
+// (escapes, multi-byte characters, base64 groups).
+func TestLargeValuesCrossOutputPieces(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "big")
+	utf := []byte(strings.Repeat("ä\"\\\n\x01x", outputPiece/3)) // escapes and 2-byte runes throughout
+	bin := bytes.Repeat([]byte{0xff, 0x01, 0xfe, 'a'}, outputPiece/2+7) // no NUL: it frames
+	values := [][]byte{utf, bin, bytes.Repeat([]byte("y"), 3*outputPiece+1)}
+	for _, v := range values {
+		mustRun(t, dir, string(v)+"\x00", "append", "big", "--null")
+	}
+	recs := readRecords(t, dir, "big")
+	if len(recs) != len(values) {
+		t.Fatalf("read %d records, want %d", len(recs), len(values))
+	}
+	for i, r := range recs {
+		if !bytes.Equal(r.value, values[i]) {
+			t.Errorf("record %d: %d bytes back, want %d equal bytes", i, len(r.value), len(values[i]))
+		}
+	}
+	raw := mustRun(t, dir, "", "read", "big", "--format", "raw").stdout
+	if want := string(bytes.Join(values, nil)); raw != want {
+		t.Errorf("--format raw: %d bytes, want %d equal bytes", len(raw), len(want))
+	}
+	value := mustRun(t, dir, "", "read", "big").stdout
+	if want := fmt.Sprintf("%s\n%s\n%s\n", values[0], values[1], values[2]); value != want {
+		t.Errorf("--format value differs (%d bytes, want %d)", len(value), len(want))
+	}
+}
