@@ -13,7 +13,7 @@ import (
 func TestLargeValuesCrossOutputPieces(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, "", "create", "big")
-	utf := []byte(strings.Repeat("ä\"\\\n\x01x", outputPiece/3)) // escapes and 2-byte runes throughout
+	utf := []byte(strings.Repeat("ä\"\\\n\x01x", outputPiece/3))        // escapes and 2-byte runes throughout
 	bin := bytes.Repeat([]byte{0xff, 0x01, 0xfe, 'a'}, outputPiece/2+7) // no NUL: it frames
 	values := [][]byte{utf, bin, bytes.Repeat([]byte("y"), 3*outputPiece+1)}
 	for _, v := range values {
