@@ -3,6 +3,7 @@ package commands
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 
@@ -17,6 +18,7 @@ type recordWriter struct {
 	format    string // value, json or raw
 	topic     string
 	partition int
+	times     timeFormatter
 }
 
 // outputPiece bounds how much of a value is encoded into the output
@@ -48,56 +50,43 @@ func (w *recordWriter) writeJSON(r logstore.Record) error {
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendUint(b, r.Offset, 10)
 	b = append(b, `,"timestamp":"`...)
-	b = appendTime(b, r.Timestamp)
+	b = w.times.append(b, r.Timestamp)
 	b = append(b, `","timestamp_ns":`...)
 	b = strconv.AppendInt(b, r.Timestamp, 10)
-	if _, err := w.out.Write(b); err != nil {
+	b, err := w.jsonField(b, "key", r.Key, len(r.Key) == 0)
+	if err == nil {
+		b, err = w.jsonField(b, "value", r.Value, false)
+	}
+	if err != nil {
 		return err
 	}
-	if err := w.writeJSONBytes("key", r.Key, len(r.Key) == 0); err != nil {
-		return err
-	}
-	if err := w.writeJSONBytes("value", r.Value, false); err != nil {
-		return err
-	}
-	_, err := w.out.WriteString("}\n")
+	_, err = w.out.Write(append(b, "}\n"...))
 	return err
 }
 
-// writeJSONBytes prints `,"name":"..."`, or `,"name_base64":"..."` when b
-// is not UTF-8, or `,"name":null` when null, a piece at a time.
-func (w *recordWriter) writeJSONBytes(name string, b []byte, null bool) error {
-	head := append(w.out.AvailableBuffer(), ',', '"')
-	head = append(head, name...)
-	switch {
-	case null:
-		_, err := w.out.Write(append(head, `":null`...))
-		return err
-	case utf8.Valid(b):
-		if _, err := w.out.Write(append(head, `":"`...)); err != nil {
-			return err
-		}
-		for len(b) > 0 {
-			n := min(len(b), outputPiece)
-			if _, err := w.out.Write(appendJSONEscaped(w.out.AvailableBuffer(), b[:n])); err != nil {
-				return err
-			}
-			b = b[n:]
-		}
-	default:
-		if _, err := w.out.Write(append(head, `_base64":"`...)); err != nil {
-			return err
-		}
-		const piece = outputPiece / 3 * 3 // whole base64 groups, no padding inside
-		for len(b) > 0 {
-			n := min(len(b), piece)
-			if _, err := w.out.Write(base64.StdEncoding.AppendEncode(w.out.AvailableBuffer(), b[:n])); err != nil {
-				return err
-			}
-			b = b[n:]
-		}
+// jsonField appends `,"name":"..."` to b, or `,"name_base64":"..."` when v
+// is not UTF-8, or `,"name":null` when null. A v longer than outputPiece
+// is written out a piece at a time, and a fresh buffer returned.
+func (w *recordWriter) jsonField(b []byte, name string, v []byte, null bool) ([]byte, error) {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	if null {
+		return append(b, `":null`...), nil
 	}
-	return w.out.WriteByte('"')
+	encode, piece := appendJSONEscaped, outputPiece
+	if utf8.Valid(v) {
+		b = append(b, `":"`...)
+	} else {
+		b = append(b, `_base64":"`...)
+		encode, piece = base64.StdEncoding.AppendEncode, outputPiece/3*3 // whole groups: no padding inside
+	}
+	for len(v) > piece {
+		if _, err := w.out.Write(encode(b, v[:piece])); err != nil {
+			return nil, err
+		}
+		b, v = w.out.AvailableBuffer(), v[piece:]
+	}
+	return append(encode(b, v), '"'), nil
 }
 
 // appendJSONString appends s as a JSON string. s must be valid UTF-8.
@@ -116,6 +105,13 @@ const hexDigits = "0123456789abcdef"
 func appendJSONEscaped(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
+		// Skip 8 bytes at a time while none needs escaping.
+		for i+8 <= len(s) && !needsEscape8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
@@ -136,4 +132,13 @@ func appendJSONEscaped(dst, s []byte) []byte {
 		start = i + 1
 	}
 	return append(dst, s[start:]...)
+}
+
+// needsEscape8 reports whether any of the 8 bytes in x is below 0x20, '"'
+// or '\\' (the has-zero-byte and has-less-than bit tricks).
+func needsEscape8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	below20 := (x - 0x20*ones) & ^x & highs
+	return below20|hasZero(x^('"'*ones))|hasZero(x^('\\'*ones)) != 0
 }

@@ -2,6 +2,8 @@ package commands
 
 import (
 	"bytes"
+	"encoding/json"
+	"math/rand/v2"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,5 +37,29 @@ func TestLargeValuesCrossOutputPieces(t *testing.T) {
 	value := mustRun(t, dir, "", "read", "big").stdout
 	if want := fmt.Sprintf("%s\n%s\n%s\n", values[0], values[1], values[2]); value != want {
 		t.Errorf("--format value differs (%d bytes, want %d)", len(value), len(want))
+	}
+}
+
+// appendJSONEscaped, with its 8-bytes-at-a-time skip, escapes exactly what
+// JSON needs: every string decodes back to itself.
+func TestAppendJSONEscapedRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte("ab\"\\\x00\x01\x1f\x20\x7f/<>&\n\t\r")
+	for i := 0; i < 5000; i++ {
+		s := make([]byte, r.IntN(40))
+		for j := range s {
+			s[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		s = append(s, "ä€"[:r.IntN(2)*2]...)
+		enc := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(enc, &back); err != nil || back != string(s) {
+			t.Fatalf("%q encoded as %s decodes to %q, %v", s, enc, back, err)
+		}
+		for _, c := range enc[1 : len(enc)-1] {
+			if c < 0x20 {
+				t.Fatalf("%q encoded as %s keeps a control byte", s, enc)
+			}
+		}
 	}
 }

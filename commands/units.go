@@ -61,8 +61,30 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// appendTime appends a timestamp as CLI.md fixes: RFC 3339, UTC, always nine
-// fraction digits, so that it sorts as text.
-func appendTime(dst []byte, ns int64) []byte {
-	return time.Unix(0, ns).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000000000Z07:00")
+// timeFormatter prints timestamps as CLI.md fixes them: RFC 3339, UTC,
+// always nine fraction digits, so they sort as text. Records come in time
+// order, so it keeps the date and time of day of the last second it
+// formatted: a full time.Format cost more than the rest of a JSON line.
+type timeFormatter struct {
+	sec    int64
+	prefix []byte // "2006-01-02T15:04:05." for sec
+}
+
+func (f *timeFormatter) append(dst []byte, ns int64) []byte {
+	sec, frac := ns/1e9, ns%1e9
+	if frac < 0 {
+		sec, frac = sec-1, frac+1e9
+	}
+	if f.prefix == nil || sec != f.sec {
+		f.sec = sec
+		f.prefix = time.Unix(sec, 0).UTC().AppendFormat(f.prefix[:0], "2006-01-02T15:04:05.")
+	}
+	dst = append(dst, f.prefix...)
+	var digits [9]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	dst = append(dst, digits[:]...)
+	return append(dst, 'Z')
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +112,32 @@ func TestAppendTime(t *testing.T) {
 		{1700000000123456789, "2023-11-14T22:13:20.123456789Z"},
 		{1700000000100000000, "2023-11-14T22:13:20.100000000Z"},
 		{-1, "1969-12-31T23:59:59.999999999Z"},
+		{-1500000000, "1969-12-31T23:59:58.500000000Z"},
 	} {
-		if got := string(appendTime(nil, tt.ns)); got != tt.want {
-			t.Errorf("appendTime(%d) = %s, want %s", tt.ns, got, tt.want)
+		var f timeFormatter
+		if got := string(f.append(nil, tt.ns)); got != tt.want {
+			t.Errorf("append(%d) = %s, want %s", tt.ns, got, tt.want)
+		}
+	}
+	// One formatter over many times, in and out of order, agrees with
+	// time.Format throughout (its cached second must never leak).
+	var f timeFormatter
+	r := rand.New(rand.NewPCG(3, 4))
+	ns := int64(1700000000000000000)
+	for i := 0; i < 20000; i++ {
+		switch r.IntN(4) {
+		case 0:
+			ns += r.Int64N(2e9)
+		case 1:
+			ns -= r.Int64N(2e9)
+		case 2:
+			ns = r.Int64() >> r.IntN(8)
+		case 3:
+			ns = -r.Int64N(1 << 62)
+		}
+		want := time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+		if got := string(f.append(nil, ns)); got != want {
+			t.Fatalf("append(%d) = %s, want %s", ns, got, want)
 		}
 	}
 }
