@@ -428,27 +428,15 @@ func parseJSONRecord(line []byte, n int64, keepPartition bool) (key, value []byt
 		return nil, nil, 0, fmt.Errorf("line %d of the input is not a JSON record: %v", n, err)
 	}
 	bad := func(what string) error { return fmt.Errorf("line %d of the input: %s", n, what) }
-	switch {
-	case r.Value != nil && r.ValueBase64 != nil:
-		return nil, nil, 0, bad("both value and value_base64")
-	case r.Value != nil:
-		value = []byte(*r.Value)
-	case r.ValueBase64 != nil:
-		if value, err = base64.StdEncoding.DecodeString(*r.ValueBase64); err != nil {
-			return nil, nil, 0, bad("value_base64 is not base64")
-		}
-	default:
-		return nil, nil, 0, bad("no value or value_base64 field")
+	value, present, err := jsonBytes("value", r.Value, r.ValueBase64)
+	if err == nil && !present {
+		err = errors.New("no value or value_base64 field")
 	}
-	switch {
-	case r.Key != nil && r.KeyBase64 != nil:
-		return nil, nil, 0, bad("both key and key_base64")
-	case r.Key != nil:
-		key = []byte(*r.Key)
-	case r.KeyBase64 != nil:
-		if key, err = base64.StdEncoding.DecodeString(*r.KeyBase64); err != nil {
-			return nil, nil, 0, bad("key_base64 is not base64")
-		}
+	if err == nil {
+		key, _, err = jsonBytes("key", r.Key, r.KeyBase64)
+	}
+	if err != nil {
+		return nil, nil, 0, bad(err.Error())
 	}
 	part = -1
 	if keepPartition {
@@ -458,4 +446,20 @@ func parseJSONRecord(line []byte, n int64, keepPartition bool) (key, value []byt
 		part = *r.Partition
 	}
 	return key, value, part, nil
+}
+
+// jsonBytes takes a field given as text (name) or as base64 (name_base64).
+func jsonBytes(name string, text, b64 *string) (b []byte, present bool, err error) {
+	switch {
+	case text != nil && b64 != nil:
+		return nil, false, fmt.Errorf("both %s and %s_base64", name, name)
+	case text != nil:
+		return []byte(*text), true, nil
+	case b64 != nil:
+		if b, err = base64.StdEncoding.DecodeString(*b64); err != nil {
+			return nil, false, fmt.Errorf("%s_base64 is not base64", name)
+		}
+		return b, true, nil
+	}
+	return nil, false, nil
 }

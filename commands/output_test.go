@@ -3,8 +3,8 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
-	"math/rand/v2"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
