@@ -15,7 +15,8 @@ import (
 // takes no second 64 MiB.
 type recordWriter struct {
 	out       *bufio.Writer
-	format    string // value, json or raw
+	format    string // value, json, dump, raw or template
+	template  template
 	topic     string
 	partition int
 	times     timeFormatter
@@ -32,6 +33,10 @@ func (w *recordWriter) write(r logstore.Record) error {
 		return err
 	case "json":
 		return w.writeJSON(r)
+	case "dump":
+		return writeDump(w.out, r, &w.times)
+	case "template":
+		return w.template.write(w.out, r, w.topic, w.partition)
 	}
 	if _, err := w.out.Write(r.Value); err != nil {
 		return err

@@ -2,11 +2,14 @@ package commands
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -56,11 +59,16 @@ func (o offsetSpec) start(p *logstore.Partition, start, next uint64) (uint64, er
 }
 
 type readOptions struct {
-	topic     string // or a partition directory, when it holds a '/'
-	partition int    // -1: all
-	offset    offsetSpec
-	count     int64 // -1: no limit
-	format    string
+	topic       string // or a partition directory, when it holds a '/'
+	partition   int    // -1: all
+	offset      offsetSpec
+	since       *int64 // Unix ns; nil: not given
+	until       *int64
+	key         []byte // nil: any
+	count       int64  // -1: no limit
+	format      string // value, json, dump, raw or template
+	template    template
+	skipCorrupt bool
 }
 
 func readCommand() *cli.Command {
@@ -68,50 +76,98 @@ func readCommand() *cli.Command {
 		Name:      "read",
 		Usage:     "print a topic's records",
 		ArgsUsage: "TOPIC|PARTITION-DIR",
-		Description: "Only reads: prints records from the given offset to the end of the log as it was\n" +
-			"when read started, partition 0 first. A TOPIC containing '/' names a partition\n" +
-			"directory directly (a copy, a backup). Exits 1 on a corrupt record, after printing\n" +
-			"the records before it.\n\n" +
+		Description: "Only reads: prints records from the given offset or time to the end of the log\n" +
+			"as it was when read started, partition 0 first. A TOPIC containing '/' names a\n" +
+			"partition directory directly (a copy, a backup). Exits 1 on a corrupt record, after\n" +
+			"printing the records before it, unless --skip-corrupt.\n\n" +
+			"Times are RFC 3339 (2024-05-01T12:00:00Z) or a duration meaning that long ago (2h,\n" +
+			"7d). A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
+			"--template tokens: %t topic, %p partition, %o offset, %k key, %s value, %T timestamp\n" +
+			"(ms), %K key length, %S value length, %b byte position, %c crc, %% a percent sign;\n" +
+			"escapes \\n \\t \\\\. No newline is added.\n\n" +
 			"Examples:\n" +
 			"  seglog read orders\n" +
 			"  seglog read orders --partition 2 --offset -10 --format json\n" +
-			"  seglog read orders --offset 1000 --count 5\n" +
+			"  seglog read orders --since 2h --until 1h --key user-1\n" +
+			"  seglog read orders --format dump --skip-corrupt\n" +
+			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
 			"  seglog read /backup/data/orders/0 --format json | seglog append orders --input json",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
 			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
+			&cli.StringFlag{Name: "since", Usage: "start at the first record at or after `TIME` (with --offset: whichever comes later)"},
+			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
+			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), raw (values, nothing added)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
+			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				_, err := topicArg(c)
-				return err
-			}
-			o := readOptions{topic: c.Args().First(), partition: c.Int("partition"), count: c.Int64("count"), format: c.String("format")}
-			if !strings.Contains(o.topic, "/") {
-				if err := checkTopicName(o.topic); err != nil {
-					return err
-				}
-			}
-			if c.IsSet("partition") && o.partition < 0 {
-				return usagef("--partition must be 0 or more, not %d", o.partition)
-			}
-			if c.IsSet("count") && o.count < 0 {
-				return usagef("--count must be 0 or more, not %d", o.count)
-			}
-			switch o.format {
-			case "value", "json", "raw":
-			default:
-				return usagef("--format must be value, json or raw, not %q", o.format)
-			}
-			var err error
-			if o.offset, err = parseOffset(c.String("offset")); err != nil {
+			o, err := parseReadOptions(c, time.Now())
+			if err != nil {
 				return err
 			}
 			return runRead(envFrom(c), o)
 		},
 	}
+}
+
+func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
+	if c.NArg() != 1 {
+		_, err := topicArg(c)
+		return readOptions{}, err
+	}
+	o := readOptions{topic: c.Args().First(), partition: c.Int("partition"), count: c.Int64("count"),
+		format: c.String("format"), skipCorrupt: c.Bool("skip-corrupt")}
+	if !strings.Contains(o.topic, "/") {
+		if err := checkTopicName(o.topic); err != nil {
+			return o, err
+		}
+	}
+	if c.IsSet("partition") && o.partition < 0 {
+		return o, usagef("--partition must be 0 or more, not %d", o.partition)
+	}
+	if c.IsSet("count") && o.count < 0 {
+		return o, usagef("--count must be 0 or more, not %d", o.count)
+	}
+	switch o.format {
+	case "value", "json", "dump", "raw":
+	default:
+		return o, usagef("--format must be value, json, dump or raw, not %q", o.format)
+	}
+	if c.IsSet("template") {
+		if c.IsSet("format") {
+			return o, usagef("--template and --format exclude each other")
+		}
+		tmpl, err := parseTemplate(c.String("template"))
+		if err != nil {
+			return o, usagef("--template: %v", err)
+		}
+		o.format, o.template = "template", tmpl
+	}
+	if c.IsSet("key") {
+		o.key = []byte(c.String("key"))
+	}
+	var err error
+	if o.offset, err = parseOffset(c.String("offset")); err != nil {
+		return o, err
+	}
+	for _, f := range []struct {
+		name string
+		dst  **int64
+	}{{"since", &o.since}, {"until", &o.until}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		t, err := parseTime(c.String(f.name), now)
+		if err != nil {
+			return o, usagef("--%s: %v", f.name, err)
+		}
+		ns := t.UnixNano()
+		*f.dst = &ns
+	}
+	return o, nil
 }
 
 // partitionRef is a partition to read and how output names it.
@@ -173,7 +229,7 @@ func runRead(e *env, o readOptions) (err error) {
 		if left == 0 {
 			break
 		}
-		n, err := readPartition(out, ref, o, left)
+		n, err := readPartition(e, out, ref, o, left)
 		if err != nil {
 			return err
 		}
@@ -186,7 +242,7 @@ func runRead(e *env, o readOptions) (err error) {
 
 // readPartition prints up to limit records (-1: all) of one partition and
 // returns how many it printed.
-func readPartition(out *bufio.Writer, ref partitionRef, o readOptions, limit int64) (int64, error) {
+func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, limit int64) (int64, error) {
 	p, err := ref.open()
 	if err != nil {
 		return 0, err
@@ -199,15 +255,41 @@ func readPartition(out *bufio.Writer, ref partitionRef, o readOptions, limit int
 	if err != nil {
 		return 0, err
 	}
+	if o.since != nil {
+		at, err := p.OffsetAtTime(*o.since)
+		if err != nil {
+			return 0, err
+		}
+		from = max(from, at)
+	}
 	it, err := p.Read(from)
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
-	rw := recordWriter{out: out, format: o.format, topic: ref.topic, partition: ref.partition}
+	rw := recordWriter{out: out, format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
 	var n int64
-	for (limit < 0 || n < limit) && it.Next() {
-		if err := rw.write(it.Record()); err != nil {
+	newest := int64(math.MinInt64) // the running maximum --until compares
+	for limit < 0 || n < limit {
+		if !it.Next() {
+			var ce *logstore.CorruptionError
+			if o.skipCorrupt && errors.As(it.Err(), &ce) {
+				e.warn("skipping %s", errorLine(ce))
+				if it.SkipCorrupt() {
+					continue
+				}
+			}
+			break
+		}
+		r := it.Record()
+		newest = max(newest, r.Timestamp)
+		if o.until != nil && newest > *o.until {
+			break
+		}
+		if o.key != nil && !bytes.Equal(r.Key, o.key) {
+			continue
+		}
+		if err := rw.write(r); err != nil {
 			return n, err
 		}
 		n++

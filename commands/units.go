@@ -88,3 +88,16 @@ func (f *timeFormatter) append(dst []byte, ns int64) []byte {
 	dst = append(dst, digits[:]...)
 	return append(dst, 'Z')
 }
+
+// parseTime parses CLI.md's times: RFC 3339, or a duration meaning that long
+// before now ("2h", "7d").
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid time %q (use RFC 3339, e.g. 2024-05-01T12:00:00Z, or a duration ago, e.g. 2h or 7d)", s)
+	}
+	return now.Add(-d), nil
+}

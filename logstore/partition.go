@@ -51,13 +51,9 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
 	defer f.Close()
-	end, err := findEnd(active, osFile{f}, true)
-	// Valid records after a corrupt one still count: the next offset is the
-	// last valid record's + 1 whether or not an index let the scan skip
-	// the damage. Readers meet it and report it when they get there.
-	for err == nil && end.Tail == tailCorrupt {
-		end, err = scanToEnd(active, newLogReader(osFile{f}), end.ResumePos, end.ResumeOffset, true)
-	}
+	// Valid records after a corrupt one count too: readers meet the damage
+	// and report it when they get there.
+	end, err := validEnd(active, osFile{f}, true)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -229,6 +225,52 @@ func (it *Iterator) nextSegment() bool {
 		return false
 	}
 	return true
+}
+
+// SkipCorrupt goes on after the corrupt record that ended the iteration
+// (Err is a *CorruptionError): at the next record of the segment whose
+// header, size and CRC check out and whose offset is not below the one
+// expected, or else at the next segment. The offsets in between are lost
+// to the damage. It reports whether the iteration can go on; if so, Err is
+// cleared and Next continues.
+func (it *Iterator) SkipCorrupt() bool {
+	var ce *CorruptionError
+	if it.closed || !errors.As(it.err, &ce) {
+		return false
+	}
+	it.err = nil
+	if errors.Is(ce.Reason, ErrOverlap) {
+		// The segment starts below where the one before ended: read it,
+		// passing over the offsets already returned.
+		it.from = max(it.from, it.next)
+		if err := it.open(); err != nil {
+			it.err = err
+			return false
+		}
+		return true
+	}
+	last := it.i == len(it.segs)-1
+	size := it.limit
+	if !last {
+		fi, err := it.f.Stat()
+		if err != nil {
+			it.err = err
+			return false
+		}
+		size = fi.Size()
+	}
+	pos, off, ok, err := validRecordAfter(it.segs[it.i], it.lr, ce.Pos, uint64(max(ce.Offset, 0)), size)
+	switch {
+	case err != nil:
+		it.err = err
+		return false
+	case ok:
+		it.pos, it.next = pos, off
+		return true
+	case last:
+		return false
+	}
+	return it.nextSegment()
 }
 
 // Record returns the current record. Its Key and Value are valid until the

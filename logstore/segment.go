@@ -205,62 +205,93 @@ func openIndex(path string) (*indexReader, error) {
 	return &indexReader{f: osFile{f}, n: fi.Size() / format.IndexEntryLen}, nil
 }
 
-func (x *indexReader) entry(i int64) (format.IndexEntry, error) {
+// pair reads entry i: an offset and the position (.index) or timestamp
+// (.timeindex) beside it.
+func (x *indexReader) pair(i int64) (uint64, int64, error) {
 	var b [format.IndexEntryLen]byte
 	if _, err := x.f.ReadAt(b[:], i*format.IndexEntryLen); err != nil {
 		if errors.Is(err, io.EOF) {
-			return format.IndexEntry{}, format.ErrShort
+			return 0, 0, format.ErrShort
 		}
-		return format.IndexEntry{}, err
+		return 0, 0, err
 	}
-	return format.ParseIndexEntry(b[:])
+	e, err := format.ParseIndexEntry(b[:])
+	return e.Offset, e.Pos, err
+}
+
+func (x *indexReader) entry(i int64) (format.IndexEntry, error) {
+	o, p, err := x.pair(i)
+	return format.IndexEntry{Offset: o, Pos: p}, err
 }
 
 func (x *indexReader) Close() error { return x.f.Close() }
 
-// floor finds an entry with the largest offset <= target, assuming entries
-// sorted by offset (a lying index only costs the caller a longer scan, as
-// every entry is checked against the .log before use). Interpolation steps,
-// exact on the evenly spaced entries seglog writes, alternate with halving
-// steps, so even odd spacing costs O(log n) reads. ok is false when no entry
-// qualifies.
-func (x *indexReader) floor(target uint64) (e format.IndexEntry, i int64, ok bool, err error) {
+// errUnsorted means an index's entries were seen out of order.
+var errUnsorted = errors.New("index entries out of order")
+
+// floorBy finds the last entry whose key is <= target, keys (computed from
+// each entry's pair) ascending. Interpolation steps, exact on the evenly
+// spaced entries seglog writes, alternate with halving steps, so even odd
+// spacing costs O(log n) reads. ok is false when no entry qualifies;
+// errUnsorted when the entries read show the keys are not ascending.
+func (x *indexReader) floorBy(target uint64, key func(offset uint64, v int64) uint64) (i int64, ok bool, err error) {
 	if x.n == 0 {
-		return e, 0, false, nil
+		return 0, false, nil
 	}
-	lo, err := x.entry(0)
-	if err != nil || lo.Offset > target {
-		return e, 0, false, err
+	read := func(i int64) (uint64, error) {
+		o, v, err := x.pair(i)
+		return key(o, v), err
 	}
-	hi, err := x.entry(x.n - 1)
+	lo, err := read(0)
+	if err != nil || lo > target {
+		return 0, false, err
+	}
+	hi, err := read(x.n - 1)
 	if err != nil {
-		return e, 0, false, err
+		return 0, false, err
 	}
-	if hi.Offset <= target {
-		return hi, x.n - 1, true, nil
+	if hi < lo {
+		return 0, false, errUnsorted
 	}
-	// Invariant: entry loI has offset <= target < entry hiI's offset.
+	if hi <= target {
+		return x.n - 1, true, nil
+	}
+	// Invariant: entry loI's key <= target < entry hiI's key.
 	loI, hiI := int64(0), x.n-1
 	for step := 0; hiI-loI > 1; step++ {
 		var mid int64
-		if step%2 == 0 && hi.Offset > lo.Offset {
-			frac := float64(target-lo.Offset) / float64(hi.Offset-lo.Offset)
+		if step%2 == 0 {
+			frac := float64(target-lo) / float64(hi-lo)
 			mid = loI + int64(frac*float64(hiI-loI))
 		} else {
 			mid = loI + (hiI-loI)/2
 		}
 		mid = min(max(mid, loI+1), hiI-1)
-		m, err := x.entry(mid)
-		if err != nil {
-			return e, 0, false, err
-		}
-		if m.Offset <= target {
+		m, err := read(mid)
+		switch {
+		case err != nil:
+			return 0, false, err
+		case m < lo || m > hi:
+			return 0, false, errUnsorted
+		case m <= target:
 			loI, lo = mid, m
-		} else {
+		default:
 			hiI, hi = mid, m
 		}
 	}
-	return lo, loI, true, nil
+	return loI, true, nil
+}
+
+// floor finds an entry with the largest offset <= target (see floorBy). A
+// lying index only costs the caller a longer scan, as every entry is
+// checked against the .log before use.
+func (x *indexReader) floor(target uint64) (e format.IndexEntry, i int64, ok bool, err error) {
+	i, ok, err = x.floorBy(target, func(offset uint64, _ int64) uint64 { return offset })
+	if err != nil || !ok {
+		return e, 0, false, err
+	}
+	e, err = x.entry(i)
+	return e, i, err == nil, err
 }
 
 // seekInSegment returns a validated starting point for reading offset
@@ -352,26 +383,19 @@ func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool
 	}
 }
 
-// validRecordAfter finds a valid record with an offset >= next starting
-// after pos (and before size), if there is one: then the failing record at
-// pos is not a torn tail but damage in the middle of the data. Index entries
-// are checked first, as they are cheap; then every byte position.
+// validRecordAfter finds the first valid record with an offset >= next
+// starting after pos (and before size), if there is one: then the failing
+// record at pos is not a torn tail but damage in the middle of the data,
+// and reading can go on from there. The index narrows the search: bytes
+// are tried one position at a time only up to the first entry after pos
+// that checks out.
 func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size int64) (at int64, offset uint64, ok bool, err error) {
-	if x, err := openIndex(seg.path(format.IndexExt)); err == nil {
-		defer x.Close()
-		for i := x.n - 1; i >= 0; i-- {
-			e, err := x.entry(i)
-			if err != nil || e.Pos <= pos {
-				break
-			}
-			if e.Offset >= next && e.Pos < size {
-				if h, err := lr.check(e.Pos); err == nil && h.Offset == e.Offset {
-					return e.Pos, e.Offset, true, nil
-				}
-			}
-		}
+	limit := size
+	at, offset, ok = indexedRecordAfter(seg, lr, pos, next, size)
+	if ok {
+		limit = at
 	}
-	for p := pos + 1; p+format.HeaderLen <= size; p++ {
+	for p := pos + 1; p+format.HeaderLen <= limit; p++ {
 		hb, err := lr.window(p, format.HeaderLen)
 		if err != nil {
 			return 0, 0, false, ignoreShort(err)
@@ -387,7 +411,37 @@ func validRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size i
 			return 0, 0, false, err
 		}
 	}
-	return 0, 0, false, nil
+	return at, offset, ok, nil
+}
+
+// indexedRecordAfter finds the first .index entry positioned after pos
+// whose record checks out with an offset >= next, trying a bounded number.
+func indexedRecordAfter(seg segment, lr *logReader, pos int64, next uint64, size int64) (at int64, offset uint64, ok bool) {
+	x, err := openIndex(seg.path(format.IndexExt))
+	if err != nil {
+		return 0, 0, false
+	}
+	defer x.Close()
+	i, found, err := x.floorBy(uint64(pos), func(_ uint64, p int64) uint64 { return uint64(max(p, 0)) })
+	if err != nil {
+		return 0, 0, false
+	}
+	if found {
+		i++
+	}
+	const maxChecks = 64 // past this many bad entries, the byte scan is as good
+	for end := min(x.n, i+maxChecks); i < end; i++ {
+		e, err := x.entry(i)
+		if err != nil || e.Pos >= size {
+			return 0, 0, false
+		}
+		if e.Pos > pos && e.Offset >= next {
+			if h, err := lr.check(e.Pos); err == nil && h.Offset == e.Offset {
+				return e.Pos, e.Offset, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 func ignoreShort(err error) error {

@@ -1,0 +1,122 @@
+package commands
+
+import (
+	"bufio"
+	"encoding/binary"
+	"strconv"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+// The forensic `read --format dump` line, one per record:
+//
+//	offset=2 pos=78 size=9 keylen=6 crc=0xe14ccc3d ok ts=2023-11-14T22:13:20.200000000Z key="user-1" value="foo"
+//	offset=3 pos=115 size=6 keylen=0 crc=0xde3f83dc ok ts=2023-11-14T22:13:20.300000000Z key=- value="no key"
+//	offset=10 pos=401 size=22 keylen=3 crc=0x9c2a23c2 BAD (computed 0x9c2b23c2) ts=2023-11-14T22:13:21.000000000Z key="crc" value="stored crc is wrong"
+//
+// Always the same fields in the same order, each name=value with no space
+// inside (except the BAD note), so grep, awk and cut find them. size is
+// len(key)+len(value) as the header stores it; crc is the stored CRC,
+// followed by ok or by BAD and the CRC the contents really have. A record
+// without a key shows key=- (no quotes), which no key with bytes can look
+// like. Key and value are quoted, with every byte outside printable ASCII
+// written as \xNN and \ and " backslashed, so a line is always one line of
+// ASCII whatever the record holds: UTF-8 "ä" shows as \xc3\xa4. That is
+// deliberate: this format is for looking at bytes, --format json for text.
+
+// writeDump writes r's dump line to out. A value longer than outputPiece
+// is escaped a piece at a time into out's buffer, never whole into memory
+// (escaping can make it four times as long).
+func writeDump(out *bufio.Writer, r logstore.Record, times *timeFormatter) error {
+	b := appendDumpHead(out.AvailableBuffer(), r, times)
+	v := r.Value
+	for len(v) > outputPiece {
+		if _, err := out.Write(appendDumpEscaped(b, v[:outputPiece])); err != nil {
+			return err
+		}
+		b, v = out.AvailableBuffer(), v[outputPiece:]
+	}
+	b = appendDumpEscaped(b, v)
+	_, err := out.Write(append(b, '"', '\n'))
+	return err
+}
+
+// appendDumpHead appends the dump line up to and including the opening
+// quote of the value.
+func appendDumpHead(dst []byte, r logstore.Record, times *timeFormatter) []byte {
+	dst = append(dst, "offset="...)
+	dst = strconv.AppendUint(dst, r.Offset, 10)
+	dst = append(dst, " pos="...)
+	dst = strconv.AppendInt(dst, r.Pos, 10)
+	dst = append(dst, " size="...)
+	dst = strconv.AppendInt(dst, int64(len(r.Key))+int64(len(r.Value)), 10)
+	dst = append(dst, " keylen="...)
+	dst = strconv.AppendInt(dst, int64(len(r.Key)), 10)
+	dst = append(dst, " crc="...)
+	dst = appendHex32(dst, r.CRC)
+	if sum := format.Checksum(r.Timestamp, r.Key, r.Value); sum == r.CRC {
+		dst = append(dst, " ok"...)
+	} else {
+		dst = append(dst, " BAD (computed "...)
+		dst = appendHex32(dst, sum)
+		dst = append(dst, ')')
+	}
+	dst = append(dst, " ts="...)
+	dst = times.append(dst, r.Timestamp)
+	if len(r.Key) == 0 {
+		dst = append(dst, " key=-"...)
+	} else {
+		dst = append(dst, ` key="`...)
+		dst = appendDumpEscaped(dst, r.Key)
+		dst = append(dst, '"')
+	}
+	return append(dst, ` value="`...)
+}
+
+// appendHex32 appends v as 0x and eight lower-case hex digits, like
+// fmt's %#08x.
+func appendHex32(dst []byte, v uint32) []byte {
+	dst = append(dst, '0', 'x')
+	for shift := 28; shift >= 0; shift -= 4 {
+		dst = append(dst, hexDigits[v>>shift&0xf])
+	}
+	return dst
+}
+
+// appendDumpEscaped appends s with printable ASCII as is, except \ and "
+// backslashed, and every other byte as \xNN. Each byte is escaped on its
+// own, so s may be escaped in pieces split anywhere.
+func appendDumpEscaped(dst, s []byte) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		// Skip 8 bytes at a time while none needs escaping.
+		for i+8 <= len(s) && !dumpEscape8(binary.LittleEndian.Uint64(s[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		if c == '"' || c == '\\' {
+			dst = append(dst, '\\', c)
+		} else {
+			dst = append(dst, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	return append(dst, s[start:]...)
+}
+
+// dumpEscape8 reports whether any of the 8 bytes in x needs escaping in a
+// dump: what JSON escapes (below 0x20, '"', '\\') plus 0x7f and above. A
+// byte >= 0x7f has its high bit set either already or once 1 is added, and
+// while no byte has it set the adds carry into no neighbour.
+func dumpEscape8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (x|(x+ones))&highs != 0 || needsEscape8(x)
+}
