@@ -1,0 +1,142 @@
+package commands
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fixture is a partition directory of logstore's golden set, written from
+// the spec by an independent writer (see logstore/golden_test.go).
+func fixture(name string) string {
+	return filepath.Join("..", "testdata", "golden", name) + string(filepath.Separator)
+}
+
+// The clean fixture has keyed, keyless, empty and binary records in three
+// segments; its read output in every format is pinned.
+func TestReadGoldenOutputs(t *testing.T) {
+	for _, tc := range []struct{ golden, args string }{
+		{"read-clean-dump.txt", "--format dump"},
+		{"read-clean-json.txt", "--format json"},
+		{"read-clean-value.txt", "--format value"},
+		{"read-clean-template-kcat.txt", `--template Topic\t%t\tPartition\t%p\tOffset\t%o\tKey\t%k\tValue\t%s\tTs\t%T\n`},
+		{"read-clean-template-lengths.txt", `--template %o@%b:%K/%S/%c\n`},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			r := run(t, nil, append([]string{"read", fixture("clean")}, strings.Fields(tc.args)...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			checkGolden(t, tc.golden, []byte(r.stdout))
+		})
+	}
+}
+
+// clean's records have timestamps 1700000000000000000 + i µs, except that
+// offsets 2 and 3 share one.
+func cleanTime(us int) string {
+	return time.Unix(0, 1700000000000000000+int64(us)*1000).UTC().Format(time.RFC3339Nano)
+}
+
+func TestReadSinceUntil(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		offsets string
+	}{
+		{"since before the first", []string{"--since", "2023-01-01T00:00:00Z"}, "0 1 2 3 4 5 6 7 8"},
+		{"since equal to a timestamp", []string{"--since", cleanTime(4)}, "5 6 7 8"},
+		{"since equal to a shared timestamp", []string{"--since", cleanTime(2)}, "2 3 4 5 6 7 8"},
+		{"since between two", []string{"--since", cleanTime(3)[:len(cleanTime(3))-1] + "5Z"}, "5 6 7 8"},
+		{"since a segment's first", []string{"--since", cleanTime(3)}, "4 5 6 7 8"},
+		{"since after the last", []string{"--since", cleanTime(8)}, ""},
+		{"until equal to a timestamp", []string{"--until", cleanTime(2)}, "0 1 2 3"},
+		{"until before the first", []string{"--until", "2023-01-01T00:00:00Z"}, ""},
+		{"until after the last", []string{"--until", cleanTime(100)}, "0 1 2 3 4 5 6 7 8"},
+		{"since and until", []string{"--since", cleanTime(1), "--until", cleanTime(5)}, "1 2 3 4 5 6"},
+		{"since and offset: the later", []string{"--since", cleanTime(1), "--offset", "4"}, "4 5 6 7 8"},
+		{"since and count", []string{"--since", cleanTime(1), "--count", "2"}, "1 2"},
+		{"key", []string{"--key", "user-1"}, "0 6"},
+		{"key and since", []string{"--key", "user-1", "--since", cleanTime(1)}, "6"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"read", fixture("clean"), "--template", `%o\n`}, tc.args...)
+			r := run(t, nil, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if got := strings.Join(strings.Fields(r.stdout), " "); got != tc.offsets {
+				t.Errorf("offsets %q, want %q", got, tc.offsets)
+			}
+		})
+	}
+}
+
+// A duration means that long ago: records appended now are within 1h and
+// none are within the future.
+func TestReadSinceDurationAgo(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "a\nb\n", "append", "t", "--create")
+	if r := mustRun(t, dir, "", "read", "t", "--since", "1h"); r.stdout != "a\nb\n" {
+		t.Errorf("--since 1h: %q", r.stdout)
+	}
+	if r := mustRun(t, dir, "", "read", "t", "--until", "1h"); r.stdout != "" {
+		t.Errorf("--until 1h: %q", r.stdout)
+	}
+}
+
+func TestReadCountIsTotalAcrossPartitions(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t", "--partitions", "3")
+	for p := 0; p < 3; p++ {
+		mustRun(t, dir, fmt.Sprintf("p%d-a\np%d-b\n", p, p), "append", "t", "--partition", fmt.Sprint(p))
+	}
+	r := mustRun(t, dir, "", "read", "t", "--count", "3")
+	if r.stdout != "p0-a\np0-b\np1-a\n" {
+		t.Errorf("--count 3 over partitions: %q", r.stdout)
+	}
+	r = mustRun(t, dir, "", "read", "t", "--count", "3", "--offset", "-1")
+	if r.stdout != "p0-b\np1-b\np2-b\n" {
+		t.Errorf("--count 3 --offset -1: %q", r.stdout)
+	}
+}
+
+func TestReadSkipCorrupt(t *testing.T) {
+	dir := fixture("crc-flip-closed")
+	plain := run(t, nil, "read", dir, "--template", `%o\n`)
+	if plain.code != exitError {
+		t.Fatalf("without --skip-corrupt: exit %d, want %d", plain.code, exitError)
+	}
+	wantLastErrorLine(t, plain.stderr, "corrupt record at byte 64", "00000000000000000000.log", "expected offset 2", "crc mismatch")
+	skip := run(t, nil, "read", dir, "--template", `%o\n`, "--skip-corrupt")
+	if skip.code != exitOK {
+		t.Fatalf("--skip-corrupt: exit %d: %s", skip.code, skip.stderr)
+	}
+	if got := strings.Join(strings.Fields(skip.stdout), " "); !strings.HasPrefix(got, "0 1 3 ") {
+		t.Errorf("--skip-corrupt printed offsets %q, want 0 1 then 3 on", got)
+	}
+	if !strings.Contains(skip.stderr, "seglog: warning: skipping corrupt record at byte 64") || !strings.Contains(skip.stderr, "expected offset 2") {
+		t.Errorf("--skip-corrupt warning: %q", skip.stderr)
+	}
+	if q := run(t, nil, "read", dir, "--skip-corrupt", "-q"); q.stderr != "" {
+		t.Errorf("--quiet still warns: %q", q.stderr)
+	}
+}
+
+func TestReadBadTimeAndTemplate(t *testing.T) {
+	for _, args := range [][]string{
+		{"--since", "yesterday"},
+		{"--until", "2024-13-01T00:00:00Z"},
+		{"--template", "%x"},
+		{"--template", "%o", "--format", "json"},
+		{"--format", "xml"},
+	} {
+		r := run(t, nil, append([]string{"read", fixture("clean")}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, r.code, exitUsage)
+		}
+		wantOneErrorLine(t, r.stderr)
+	}
+}
