@@ -72,6 +72,8 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			createCommand(),
 			appendCommand(),
 			readCommand(),
+			describeCommand(),
+			topicsCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},
