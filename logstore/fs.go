@@ -100,3 +100,20 @@ func (f osFile) Sync() error {
 func (f osFile) StartWriteback(off, n int64) error {
 	return unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// openRead opens a file read-only in as few system calls as it takes.
+// os.Open also asks whether the file can join the network poller, which a
+// regular file never can: that made describing 10 000 segments (two opens
+// each) twice as slow.
+func openRead(name string) (*os.File, error) {
+	for {
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
+}

@@ -46,7 +46,7 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 		return 0, 0, nil
 	}
 	active := p.segs[len(p.segs)-1]
-	f, err := os.Open(active.path(format.LogExt))
+	f, err := openRead(active.path(format.LogExt))
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
@@ -113,7 +113,7 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 
 func (it *Iterator) open() error {
 	seg := it.segs[it.i]
-	f, err := os.Open(seg.path(format.LogExt))
+	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return it.p.segmentGone(err, max(it.from, seg.base))
 	}

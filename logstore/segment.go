@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +57,8 @@ type logReader struct {
 	f      file
 	buf    []byte // file bytes [bufPos, bufPos+len(buf))
 	bufPos int64
-	chunk  int // how much to read next time
+	chunk  int   // how much to read next time
+	size   int64 // the file's size when last asked, -1 before
 }
 
 const (
@@ -64,7 +66,27 @@ const (
 	lookupChunk = 4 << 10   // a point lookup: most records fit in one page
 )
 
-func newLogReader(f file) *logReader { return &logReader{f: f, chunk: lookupChunk} }
+func newLogReader(f file) *logReader { return &logReader{f: f, chunk: lookupChunk, size: -1} }
+
+// statSize asks the file's size (a writer may have appended since last time).
+func (r *logReader) statSize() (int64, error) {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	r.size = fi.Size()
+	return r.size, nil
+}
+
+// holds reports whether the file holds bytes up to end, asking its size
+// only when what is known of it does not say so already.
+func (r *logReader) holds(end int64) (bool, error) {
+	if end <= r.size {
+		return true, nil
+	}
+	size, err := r.statSize()
+	return end <= size, err
+}
 
 // window returns file bytes [pos, pos+n), or format.ErrShort when the file
 // ends before pos+n. It never allocates more than the bytes the file holds.
@@ -76,14 +98,10 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	if int64(cap(r.buf)) < want {
 		// Size a bigger buffer by what the file really holds: a corrupt
 		// size field must not make us allocate more than that.
-		fi, err := r.f.Stat()
-		if err != nil {
-			return nil, err
+		if ok, err := r.holds(pos + n); err != nil || !ok {
+			return nil, cmp.Or(err, format.ErrShort)
 		}
-		if pos+n > fi.Size() {
-			return nil, format.ErrShort
-		}
-		want = max(n, min(want, fi.Size()-pos))
+		want = max(n, min(want, r.size-pos))
 		if int64(cap(r.buf)) < want {
 			r.buf = make([]byte, want)
 		}
@@ -155,13 +173,9 @@ func (r *logReader) check(pos int64) (format.Header, error) {
 		}
 		return h, err
 	}
-	fi, err := r.f.Stat()
-	if err != nil {
-		return h, err
-	}
 	end := pos + h.RecordLen()
-	if end > fi.Size() {
-		return h, format.ErrShort
+	if ok, err := r.holds(end); err != nil || !ok {
+		return h, cmp.Or(err, format.ErrShort)
 	}
 	crc := format.ChecksumStart(h.Timestamp)
 	for at := pos + format.HeaderLen; at < end; {
@@ -193,7 +207,7 @@ type indexReader struct {
 }
 
 func openIndex(path string) (*indexReader, error) {
-	f, err := os.Open(path)
+	f, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +347,7 @@ type segmentEnd struct {
 	LastTS int64  // timestamp of the last valid record, if Next > start
 	Tail   tailState
 	Err    *CorruptionError // when Tail != tailClean: what was found at Pos
-	Size   int64            // file size seen
+	Size   int64            // the file's size the scan ended at
 	// When Tail is tailCorrupt in the active segment: a valid record after
 	// the damage, where a scan for the true end can resume.
 	ResumePos    int64
@@ -355,11 +369,12 @@ func scanToEnd(seg segment, lr *logReader, pos int64, offset uint64, active bool
 			if isIOError(err) {
 				return end, err
 			}
-			fi, serr := lr.f.Stat()
-			if serr != nil {
-				return end, serr
+			if end.Pos != lr.size {
+				if _, err := lr.statSize(); err != nil {
+					return end, err
+				}
 			}
-			end.Size = fi.Size()
+			end.Size = lr.size
 			if end.Pos == end.Size {
 				return end, nil
 			}
@@ -481,12 +496,12 @@ func lastValidEntry(seg segment, lr *logReader, logSize int64) (pos int64, offse
 
 // findEnd scans seg from its last trustworthy index entry to its end.
 func findEnd(seg segment, f file, active bool) (segmentEnd, error) {
-	fi, err := f.Stat()
+	lr := newLogReader(f)
+	size, err := lr.statSize()
 	if err != nil {
 		return segmentEnd{}, err
 	}
-	lr := newLogReader(f)
-	pos, off, ok := lastValidEntry(seg, lr, fi.Size())
+	pos, off, ok := lastValidEntry(seg, lr, size)
 	if !ok {
 		pos, off = 0, seg.base
 	}

@@ -2,7 +2,6 @@ package logstore
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/seglog/seglog/format"
 )
@@ -32,11 +31,11 @@ func (p *Partition) Stats() (PartitionStats, error) {
 	st.Start = p.segs[0].base
 	st.Next = st.Start
 	for i, seg := range p.segs {
-		end, size, first, err := summarize(seg, i == len(p.segs)-1)
+		end, first, err := summarize(seg, i == len(p.segs)-1, st.Records == 0)
 		if err != nil {
 			return st, fmt.Errorf("%s: %w", p.name, err)
 		}
-		st.Bytes += size
+		st.Bytes += end.Size
 		st.Next = max(st.Next, end.Next)
 		if end.Next == seg.base {
 			continue
@@ -50,23 +49,19 @@ func (p *Partition) Stats() (PartitionStats, error) {
 	return st, nil
 }
 
-// summarize finds a segment's end (see segmentEnd), its .log size and its
-// first record's timestamp.
-func summarize(seg segment, active bool) (end segmentEnd, size, first int64, err error) {
-	f, err := os.Open(seg.path(format.LogExt))
+// summarize finds a segment's end (see segmentEnd, whose Size is the .log's
+// size) and, with wantFirst, its first record's timestamp.
+func summarize(seg segment, active, wantFirst bool) (end segmentEnd, first int64, err error) {
+	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
-		return end, 0, 0, err
+		return end, 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return end, 0, 0, err
-	}
-	if end, err = validEnd(seg, osFile{f}, active); err != nil || end.Next == seg.base {
-		return end, fi.Size(), 0, err
+	if end, err = validEnd(seg, osFile{f}, active); err != nil || end.Next == seg.base || !wantFirst {
+		return end, 0, err
 	}
 	h, err := newLogReader(osFile{f}).header(0)
-	return end, fi.Size(), h.Timestamp, err
+	return end, h.Timestamp, err
 }
 
 // validEnd is findEnd, going on past damage in the active segment when

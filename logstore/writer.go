@@ -207,7 +207,7 @@ func (w *Writer) cutTail(end segmentEnd) error {
 // previousLastTS is the timestamp of a closed segment's last record, or 0
 // if it cannot be found.
 func previousLastTS(seg segment) int64 {
-	f, err := os.Open(seg.path(format.LogExt))
+	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0
 	}
