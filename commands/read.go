@@ -255,14 +255,18 @@ func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, l
 	if err != nil {
 		return 0, err
 	}
-	if o.since != nil {
-		at, err := p.OffsetAtTime(*o.since)
-		if err != nil {
-			return 0, err
+	var it *logstore.Iterator
+	switch {
+	case o.since != nil && o.offset.kind == "beginning":
+		it, err = p.ReadAtTime(*o.since)
+	case o.since != nil:
+		var at uint64
+		if at, err = p.OffsetAtTime(*o.since); err == nil {
+			it, err = p.Read(max(from, at))
 		}
-		from = max(from, at)
+	default:
+		it, err = p.Read(from)
 	}
-	it, err := p.Read(from)
 	if err != nil {
 		return 0, err
 	}

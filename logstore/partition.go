@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/seglog/seglog/format"
 )
@@ -17,6 +18,9 @@ type Partition struct {
 	dir  string
 	name string // for messages: "orders/0", or the directory
 	segs []segment
+
+	mu      sync.Mutex
+	firstTS map[uint64]int64 // first records' timestamps, by segment base
 }
 
 // OpenPartitionDir opens the partition directory dir for reading; name is
@@ -80,6 +84,7 @@ type Iterator struct {
 	lr     *logReader
 	pos    int64
 	next   uint64        // offset expected at pos
+	held   bool          // the current record is still to be returned by Next
 	hdr    format.Header // the current record's
 	bytes  []byte        // the current record, header included
 	err    error
@@ -141,6 +146,10 @@ func (p *Partition) segmentGone(err error, offset uint64) error {
 func (it *Iterator) Next() bool {
 	if it.closed || it.err != nil {
 		return false
+	}
+	if it.held {
+		it.held = false
+		return true
 	}
 	for {
 		last := it.i == len(it.segs)-1

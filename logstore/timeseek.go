@@ -3,7 +3,6 @@ package logstore
 import (
 	"errors"
 	"math"
-	"os"
 
 	"github.com/seglog/seglog/format"
 )
@@ -11,28 +10,47 @@ import (
 // errDecreasing means a search saw timestamps go backwards.
 var errDecreasing = errors.New("timestamps decrease")
 
-// OffsetAtTime returns the first offset whose timestamp is at or after t, a
-// record's timestamp being the running maximum of the partition's up to it
-// (SPEC §5, Kafka's definition; on data seglog wrote, the record's own). It
-// returns the offset after the last record when there is none.
+// errIndexLied means a time-index entry's timestamp is not its record's.
+var errIndexLied = errors.New("time index entry does not match its record")
+
+// ReadAtTime returns an iterator whose first record is the first at or
+// after t, a record's timestamp being the running maximum of the
+// partition's up to it (SPEC §5, Kafka's definition; on data seglog wrote,
+// the record's own). When no record is that recent, the iterator has none.
 //
 // Segments are found by binary search on their first records' timestamps
 // and, inside one, the time index is searched like the offset index: a few
 // reads, exact wherever timestamps never decrease. Foreign writers stamp
 // the wall clock, which can step back: when the search sees timestamps
-// decrease, it scans the partition instead, keeping the running maximum,
-// which is exact. A decrease the search never looks at goes unnoticed.
-func (p *Partition) OffsetAtTime(t int64) (uint64, error) {
-	off, err := p.searchTime(t)
+// decrease (between the probes it makes, at the boundary of the segment it
+// picks, or in the records it reads), it scans the partition instead,
+// keeping the running maximum, which is exact. A decrease the search never
+// looks at goes unnoticed.
+func (p *Partition) ReadAtTime(t int64) (*Iterator, error) {
+	it, err := p.searchTime(t)
 	if errors.Is(err, errDecreasing) {
 		return p.scanForTime(p.segs[0].base, math.MinInt64, t, false)
 	}
-	return off, err
+	return it, err
 }
 
-func (p *Partition) searchTime(t int64) (uint64, error) {
+// OffsetAtTime is the offset of ReadAtTime's first record, or the offset
+// after the last record when there is none.
+func (p *Partition) OffsetAtTime(t int64) (uint64, error) {
+	it, err := p.ReadAtTime(t)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if it.Next() {
+		return it.Record().Offset, nil
+	}
+	return it.next, it.Err()
+}
+
+func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	if len(p.segs) == 0 {
-		return 0, nil
+		return p.Read(0)
 	}
 	// Invariant: segment lo's first record is older than t (or lo is -1),
 	// segment hi's is not (or hi is past the end).
@@ -40,12 +58,12 @@ func (p *Partition) searchTime(t int64) (uint64, error) {
 	loTS, hiTS := int64(math.MinInt64), int64(math.MaxInt64)
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		ts, empty, err := firstTimestamp(p.segs[mid])
+		ts, empty, err := p.firstTimestamp(mid)
 		if err != nil {
-			return 0, err
+			return nil, p.segmentGone(err, p.segs[mid].base)
 		}
 		if !empty && (ts < loTS || ts > hiTS) {
-			return 0, errDecreasing
+			return nil, errDecreasing
 		}
 		if !empty && ts < t {
 			lo, loTS = mid, ts
@@ -57,7 +75,10 @@ func (p *Partition) searchTime(t int64) (uint64, error) {
 		}
 	}
 	if lo < 0 {
-		return p.segs[0].base, nil // the very first record is recent enough
+		return p.Read(p.segs[0].base) // the very first record is recent enough
+	}
+	if lo > 0 && p.lastIndexedTimestamp(lo-1) > loTS {
+		return nil, errDecreasing // the clock stepped back between the segments
 	}
 	// In segment lo: start from the last time-index entry older than t.
 	seg := p.segs[lo]
@@ -66,63 +87,76 @@ func (p *Partition) searchTime(t int64) (uint64, error) {
 		i, ok, err := x.floorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
 		var e format.TimeIndexEntry
 		if err == nil && ok {
-			var ts int64
-			e.Offset, ts, err = x.pair(i)
-			e.Timestamp = ts
+			e.Offset, e.Timestamp, err = x.pair(i)
 		}
 		x.Close()
 		if errors.Is(err, errUnsorted) {
-			return 0, errDecreasing
+			return nil, errDecreasing
 		}
 		if err == nil && ok && e.Offset >= seg.base {
 			from, seed = e.Offset, e.Timestamp
 		}
 	}
-	off, err := p.scanForTime(from, seed, t, true)
+	it, err := p.scanForTime(from, seed, t, true)
 	if errors.Is(err, errIndexLied) {
 		return p.scanForTime(seg.base, math.MinInt64, t, true)
 	}
-	return off, err
+	return it, err
 }
-
-// errIndexLied means a time-index entry's timestamp is not its record's.
-var errIndexLied = errors.New("time index entry does not match its record")
 
 // orderedKey maps timestamps to unsigned keys in the same order.
 func orderedKey(ts int64) uint64 { return uint64(ts) ^ 1<<63 }
 
 // scanForTime reads from offset from, whose record should carry timestamp
-// seed (math.MinInt64: no expectation), and returns the first offset whose
-// running maximum reaches t. With strict, a decrease or a seed that does
-// not match ends the scan with errDecreasing or errIndexLied.
-func (p *Partition) scanForTime(from uint64, seed, t int64, strict bool) (uint64, error) {
+// seed (math.MinInt64: no expectation), up to the first record whose
+// running maximum reaches t, and returns the iterator holding that record
+// back for its first Next. With strict, a decrease or a seed that does not
+// match ends the scan with errDecreasing or errIndexLied.
+func (p *Partition) scanForTime(from uint64, seed, t int64, strict bool) (*Iterator, error) {
 	it, err := p.Read(from)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	defer it.Close()
+	// The first record read must be the entry's: an entry naming an
+	// offset the partition does not hold (past its end, in a gap) lied too.
+	check := strict && seed != math.MinInt64
 	running, last := int64(math.MinInt64), int64(math.MinInt64)
 	for it.Next() {
-		r := it.Record()
-		if strict && r.Offset == from && seed != math.MinInt64 && r.Timestamp != seed {
-			return 0, errIndexLied
+		r := it.hdr
+		switch {
+		case check && (r.Offset != from || r.Timestamp != seed):
+			err = errIndexLied
+		case strict && r.Timestamp < last:
+			err = errDecreasing
 		}
-		if strict && r.Timestamp < last {
-			return 0, errDecreasing
+		if err != nil {
+			it.Close()
+			return nil, err
 		}
+		check = false
 		last = r.Timestamp
 		running = max(running, r.Timestamp)
 		if running >= t {
-			return r.Offset, nil
+			it.held = true
+			return it, nil
 		}
 	}
-	return it.next, it.Err()
+	if check && it.Err() == nil {
+		it.Close()
+		return nil, errIndexLied
+	}
+	return it, nil // at the end: Next reports it, and any error
 }
 
-// firstTimestamp is the timestamp of seg's first record; empty when it has
-// none (or its first record does not check out).
-func firstTimestamp(seg segment) (ts int64, empty bool, err error) {
-	f, err := os.Open(seg.path(format.LogExt))
+// firstTimestamp is the timestamp of segment i's first record; empty when
+// it has none (or its first record does not check out). Found ones are
+// remembered: a segment's first record never changes.
+func (p *Partition) firstTimestamp(i int) (ts int64, empty bool, err error) {
+	seg := p.segs[i]
+	if ts, ok := p.cachedFirstTS(seg.base); ok {
+		return ts, false, nil
+	}
+	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, false, err
 	}
@@ -134,5 +168,44 @@ func firstTimestamp(seg segment) (ts int64, empty bool, err error) {
 		}
 		return 0, true, nil
 	}
+	p.mu.Lock()
+	p.firstTS[seg.base] = h.Timestamp
+	p.mu.Unlock()
 	return h.Timestamp, false, nil
+}
+
+func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.firstTS == nil {
+		p.firstTS = map[uint64]int64{}
+	}
+	ts, ok := p.firstTS[base]
+	return ts, ok
+}
+
+// lastIndexedTimestamp is the timestamp of segment i's last time-index
+// entry (or, without one, of its last record): a cheap look at how recent
+// a closed segment's end is, to catch a clock that stepped back between it
+// and the next. math.MinInt64 when it cannot tell.
+func (p *Partition) lastIndexedTimestamp(i int) int64 {
+	seg := p.segs[i]
+	if x, err := openIndex(seg.path(format.TimeIndexExt)); err == nil {
+		defer x.Close()
+		if x.n > 0 {
+			if _, ts, err := x.pair(x.n - 1); err == nil {
+				return ts
+			}
+		}
+	}
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return math.MinInt64
+	}
+	defer f.Close()
+	end, err := findEnd(seg, osFile{f}, false)
+	if err != nil || end.Next == seg.base {
+		return math.MinInt64
+	}
+	return end.LastTS
 }
