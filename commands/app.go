@@ -74,6 +74,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			readCommand(),
 			describeCommand(),
 			topicsCommand(),
+			dumpIndexCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"cmp"
+	"math"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,9 @@ func (r *logReader) holds(end int64) (bool, error) {
 // window returns file bytes [pos, pos+n), or format.ErrShort when the file
 // ends before pos+n. It never allocates more than the bytes the file holds.
 func (r *logReader) window(pos, n int64) ([]byte, error) {
+	if pos < 0 || n < 0 || pos > math.MaxInt64-n {
+		return nil, format.ErrShort // a position from a lying index, past any file
+	}
 	if pos >= r.bufPos && pos+n <= r.bufPos+int64(len(r.buf)) {
 		return r.buf[pos-r.bufPos : pos-r.bufPos+n], nil
 	}

@@ -1,0 +1,709 @@
+package commands
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+type dumpIndexOptions struct {
+	target    string // an index file, a partition directory, or a topic
+	partition int    // -1: not given
+	segment   uint64
+	onlySeg   bool // --segment given
+	kinds     []logstore.IndexKind
+	verify    bool
+	json      bool
+}
+
+func dumpIndexCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "dump-index",
+		Usage:     "print the entries of .index and .timeindex files, and check them against the .log",
+		ArgsUsage: "FILE.index|FILE.timeindex|TOPIC|PARTITION-DIR",
+		Description: "Only reads: prints each entry of an index file (entry number, offset, and the byte\n" +
+			"position or timestamp), or of every segment of a topic's partition, each file under\n" +
+			"a heading. An argument ending in .index or .timeindex, or containing '/', is a file\n" +
+			"(or a partition directory); anything else is a TOPIC, whose partition --partition\n" +
+			"names (it may be left out when the topic has one partition).\n\n" +
+			"Up to 1000 entries a file are printed as a table, more as plain aligned columns,\n" +
+			"in constant memory whatever the file's size; --json prints one object per entry\n" +
+			"and then one summary object per file (and a total for a partition).\n\n" +
+			"--verify checks each entry against the .log: the record with that offset really\n" +
+			"starts at that position, or really has that timestamp; entries are in offset\n" +
+			"order. Each entry gets a verdict, and dump-index exits 3 if any entry is wrong\n" +
+			"(or points at damaged data in the .log). Entries past the log's end (stale after\n" +
+			"a power loss) and a partial last entry are notes, timestamps going backwards a\n" +
+			"warning: none of them changes the exit status.\n\n" +
+			"Examples:\n" +
+			"  seglog dump-index orders --partition 2 --verify\n" +
+			"  seglog dump-index orders -p 0 --segment 123456 --kind timeindex\n" +
+			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
+			&cli.StringFlag{Name: "segment", Aliases: []string{"s"}, Usage: "only the segment with base offset `BASE`", DefaultText: "every segment"},
+			&cli.StringFlag{Name: "kind", Value: "both", Usage: "which index files of a segment, `KIND`: index, timeindex or both"},
+			&cli.BoolFlag{Name: "verify", Usage: "check each entry against the .log; exit 3 on a wrong entry"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object a line: each entry, then a summary"},
+		},
+		Action: func(c *cli.Context) error {
+			o, err := parseDumpIndexOptions(c)
+			if err != nil {
+				return err
+			}
+			return runDumpIndex(envFrom(c), o)
+		},
+	}
+}
+
+func parseDumpIndexOptions(c *cli.Context) (dumpIndexOptions, error) {
+	o := dumpIndexOptions{partition: c.Int("partition"), verify: c.Bool("verify"), json: c.Bool("json")}
+	switch c.NArg() {
+	case 0:
+		return o, usagef("dump-index: missing FILE, TOPIC or PARTITION-DIR (see 'seglog dump-index --help')")
+	case 1:
+		o.target = c.Args().First()
+	default:
+		return o, usagef("dump-index: one FILE, TOPIC or PARTITION-DIR expected, got %d arguments: %s", c.NArg(), strings.Join(c.Args().Slice(), " "))
+	}
+	if c.IsSet("partition") && o.partition < 0 {
+		return o, usagef("--partition must be 0 or more, not %d", o.partition)
+	}
+	if c.IsSet("segment") {
+		s := c.String("segment")
+		if base, _, err := format.ParseSegmentName(s); err == nil {
+			o.segment = base // a file name is as good as its base offset
+		} else if o.segment, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return o, usagef("--segment must be a segment's base offset, not %q", s)
+		}
+		o.onlySeg = true
+	}
+	switch k := c.String("kind"); k {
+	case "both":
+		o.kinds = []logstore.IndexKind{logstore.OffsetIndex, logstore.TimeIndex}
+	case "index":
+		o.kinds = []logstore.IndexKind{logstore.OffsetIndex}
+	case "timeindex":
+		o.kinds = []logstore.IndexKind{logstore.TimeIndex}
+	default:
+		return o, usagef("--kind must be index, timeindex or both, not %q", k)
+	}
+	if dumpIndexIsPath(o.target) {
+		if _, isFile := logstore.IndexKindOf(o.target); isFile {
+			for _, f := range []string{"partition", "segment", "kind"} {
+				if c.IsSet(f) {
+					return o, usagef("--%s does not apply to an index file (%s)", f, o.target)
+				}
+			}
+		}
+		return o, nil
+	}
+	return o, checkTopicName(o.target)
+}
+
+// dumpIndexIsPath tells a file or directory argument from a topic name.
+func dumpIndexIsPath(arg string) bool {
+	_, isIndex := logstore.IndexKindOf(arg)
+	return isIndex || strings.Contains(arg, "/")
+}
+
+// dumpIndexFile is one index file to dump.
+type dumpIndexFile struct {
+	path    string
+	kind    logstore.IndexKind
+	missing bool
+}
+
+// dumpIndexFiles resolves the argument to the files to dump; partition
+// says whether it named a partition (several files, a total).
+func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partition bool, err error) {
+	dir := ""
+	switch {
+	case dumpIndexIsPath(o.target):
+		fi, err := os.Stat(o.target)
+		if err != nil {
+			return nil, false, err
+		}
+		if !fi.IsDir() {
+			kind, ok := logstore.IndexKindOf(o.target)
+			if !ok {
+				return nil, false, usagef("dump-index: %s is neither an index file (*.index, *.timeindex) nor a partition directory", o.target)
+			}
+			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil
+		}
+		dir = filepath.Clean(o.target)
+		if o.partition >= 0 {
+			if n, err := format.ParsePartition(filepath.Base(dir)); err != nil || n != o.partition {
+				return nil, false, usagef("--partition %d does not match the partition directory %s", o.partition, dir)
+			}
+		}
+	default:
+		store := logstore.Open(e.dataDir)
+		t, err := store.Topic(o.target)
+		if errors.Is(err, logstore.ErrTopicNotFound) {
+			return nil, false, fmt.Errorf("%w (create it with 'seglog create %s')", err, o.target)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		p := o.partition
+		switch {
+		case p < 0 && t.Partitions > 1:
+			return nil, false, usagef("topic %s has %d partitions: name one with --partition 0..%d", o.target, t.Partitions, t.Partitions-1)
+		case p < 0:
+			p = 0
+		case p >= t.Partitions:
+			return nil, false, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.target, t.Partitions-1, p, logstore.ErrPartitionNotFound)
+		}
+		dir = store.PartitionDir(o.target, p)
+	}
+	segs, err := logstore.IndexSegments(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	found := false
+	for _, s := range segs {
+		if o.onlySeg && s.Base != o.segment {
+			continue
+		}
+		found = true
+		for _, k := range o.kinds {
+			path := s.Index
+			if k == logstore.TimeIndex {
+				path = s.TimeIndex
+			}
+			_, err := os.Stat(path)
+			files = append(files, dumpIndexFile{path: path, kind: k, missing: errors.Is(err, os.ErrNotExist)})
+		}
+	}
+	if o.onlySeg && !found {
+		return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
+	}
+	return files, true, nil
+}
+
+// segmentChoices names a partition's segments for an error message.
+func segmentChoices(segs []logstore.IndexSegment) string {
+	if len(segs) == 0 {
+		return "it has no segments"
+	}
+	const shown = 8
+	var b strings.Builder
+	b.WriteString("its segments: ")
+	for i, s := range segs[:min(len(segs), shown)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatUint(s.Base, 10))
+	}
+	if len(segs) > shown {
+		fmt.Fprintf(&b, " and %d more", len(segs)-shown)
+	}
+	return b.String()
+}
+
+// dumpIndexTableMax is the most entries printed as a table: tables need
+// every row before printing, beyond that plain columns stream.
+const dumpIndexTableMax = 1000
+
+// dumpIndexTotals adds up the files' summaries.
+type dumpIndexTotals struct {
+	files, missing, partial int
+	entries                 int64
+	counts                  map[logstore.IndexVerdict]int64
+	wrong, damaged          int64
+}
+
+func (t *dumpIndexTotals) add(s *logstore.IndexSummary) {
+	t.files++
+	t.entries += s.Entries
+	if s.PartialBytes > 0 {
+		t.partial++
+	}
+	if t.counts == nil {
+		t.counts = map[logstore.IndexVerdict]int64{}
+	}
+	for _, v := range s.Verdicts() {
+		t.counts[v] += s.Count(v)
+	}
+	t.wrong += s.Wrong()
+	t.damaged += s.Damaged()
+}
+
+func runDumpIndex(e *env, o dumpIndexOptions) error {
+	files, partition, err := dumpIndexFiles(e, o)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	var totals dumpIndexTotals
+	for i, f := range files {
+		if f.missing {
+			totals.files++
+			totals.missing++
+			err = dumpIndexMissing(out, o, f, i > 0)
+		} else {
+			var sum logstore.IndexSummary
+			sum, err = dumpIndexOne(out, o, f, i > 0)
+			totals.add(&sum)
+		}
+		if err != nil {
+			out.Flush() // what was printed before the error stays useful
+			return err
+		}
+	}
+	switch {
+	case o.json && partition:
+		err = writeDumpIndexTotalJSON(out, &totals)
+	case !o.json:
+		err = writeDumpIndexReport(out, o, &totals, partition)
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		return err
+	}
+	if n := totals.counts[logstore.VerdictBackwards]; n > 0 {
+		e.warn("%d time index %s back in time (foreign writers stamp the wall clock: not an error)", n, dumpIndexPlural(n, "entry goes", "entries go"))
+	}
+	if o.verify && totals.wrong+totals.damaged > 0 {
+		return errProblemsFound
+	}
+	return nil
+}
+
+func dumpIndexPlural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// dumpIndexMissing reports a segment without that index file: a note,
+// recover rebuilds it.
+func dumpIndexMissing(out *bufio.Writer, o dumpIndexOptions, f dumpIndexFile, blank bool) error {
+	if o.json {
+		b := append(out.AvailableBuffer(), `{"type":"summary","file":`...)
+		b = appendJSONValue(b, f.path)
+		b = append(b, `,"kind":"`...)
+		b = append(b, f.kind.String()...)
+		b = append(b, `","missing":true}`+"\n"...)
+		_, err := out.Write(b)
+		return err
+	}
+	if blank {
+		out.WriteByte('\n')
+	}
+	_, err := fmt.Fprintf(out, "%s: missing (a note: 'seglog recover' rebuilds it)\n", f.path)
+	return err
+}
+
+// appendJSONValue appends v encoded by encoding/json (paths may hold
+// bytes that are not UTF-8, which it replaces).
+func appendJSONValue(b []byte, v any) []byte {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, j...)
+}
+
+// dumpIndexOne dumps one index file.
+func dumpIndexOne(out *bufio.Writer, o dumpIndexOptions, f dumpIndexFile, blank bool) (logstore.IndexSummary, error) {
+	d, err := logstore.OpenIndexDump(f.path, o.verify)
+	if err != nil {
+		return logstore.IndexSummary{}, err
+	}
+	defer d.Close()
+	info := d.Summary()
+	w := &indexEntryWriter{out: out, kind: f.kind, verify: o.verify}
+	switch {
+	case o.json:
+		w.jsonFile = appendJSONValue(nil, f.path)
+	case info.Entries <= dumpIndexTableMax:
+		w.table = true
+	default:
+		w.entryWidth = max(len("ENTRY"), len(strconv.FormatInt(info.Entries-1, 10)))
+	}
+	if !o.json {
+		if blank {
+			out.WriteByte('\n')
+		}
+		if err := writeDumpIndexHeading(out, &info); err != nil {
+			return info, err
+		}
+		if info.Entries > 0 && !w.table {
+			if err := w.writeColumnsHeader(); err != nil {
+				return info, err
+			}
+		}
+	}
+	sum, err := d.Run(w.write)
+	if err != nil {
+		return sum, err
+	}
+	if w.table && len(w.rows) > 0 {
+		if err := renderTable(out, w.header(), "ENTRY OFFSET POSITION", w.rows); err != nil {
+			return sum, err
+		}
+	}
+	if o.json {
+		return sum, writeDumpIndexSummaryJSON(out, &sum)
+	}
+	if o.verify && sum.Entries > 0 {
+		_, err = fmt.Fprintf(out, "checked against %s: %s\n", filepath.Base(sum.LogPath), verdictCounts(func(v logstore.IndexVerdict) int64 { return sum.Count(v) }))
+	}
+	return sum, err
+}
+
+func writeDumpIndexHeading(out *bufio.Writer, s *logstore.IndexSummary) error {
+	b := append(out.AvailableBuffer(), s.Path...)
+	b = append(b, ": "...)
+	switch s.Entries {
+	case 0:
+		b = append(b, "no entries"...)
+	default:
+		b = strconv.AppendInt(b, s.Entries, 10)
+		b = append(b, ' ')
+		b = append(b, dumpIndexPlural(s.Entries, "entry", "entries")...)
+	}
+	if s.Kind == logstore.TimeIndex {
+		b = append(b, " (offset -> timestamp)"...)
+	} else {
+		b = append(b, " (offset -> byte position in the .log)"...)
+	}
+	if s.PartialBytes > 0 {
+		b = append(b, ", and a partial last entry of "...)
+		b = strconv.AppendInt(b, s.PartialBytes, 10)
+		b = append(b, ' ')
+		b = append(b, dumpIndexPlural(s.PartialBytes, "byte", "bytes")...)
+		b = append(b, " (ignored)"...)
+	}
+	_, err := out.Write(append(b, '\n'))
+	return err
+}
+
+// verdictCounts is "9 ok, 1 wrong position": the verdicts given, in
+// verdict order.
+func verdictCounts(count func(logstore.IndexVerdict) int64) string {
+	var parts []string
+	for _, v := range logstore.IndexVerdicts() {
+		if n := count(v); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "no entries"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeDumpIndexReport ends the text output: with --verify, the totals,
+// the notes and the verdict line.
+func writeDumpIndexReport(out *bufio.Writer, o dumpIndexOptions, t *dumpIndexTotals, partition bool) error {
+	if !o.verify {
+		return nil
+	}
+	out.WriteByte('\n')
+	if partition {
+		fmt.Fprintf(out, "%d %s in %d %s: %s\n", t.entries, dumpIndexPlural(t.entries, "entry", "entries"), t.files, dumpIndexPlural(int64(t.files), "file", "files"),
+			verdictCounts(func(v logstore.IndexVerdict) int64 { return t.counts[v] }))
+	}
+	if n := t.counts[logstore.VerdictPastEnd]; n > 0 {
+		fmt.Fprintf(out, "note: %d %s past the log's end (stale after a crash; 'seglog recover' rebuilds the index)\n", n, dumpIndexPlural(n, "entry points", "entries point"))
+	}
+	if t.partial > 0 {
+		fmt.Fprintf(out, "note: %d %s in a partial entry, ignored\n", t.partial, dumpIndexPlural(int64(t.partial), "file ends", "files end"))
+	}
+	if t.missing > 0 {
+		fmt.Fprintf(out, "note: %d index %s missing ('seglog recover' rebuilds them)\n", t.missing, dumpIndexPlural(int64(t.missing), "file is", "files are"))
+	}
+	if t.damaged > 0 {
+		fmt.Fprintf(out, "%d %s could not be confirmed: the .log is damaged there (run 'seglog verify-crc')\n", t.damaged, dumpIndexPlural(t.damaged, "entry", "entries"))
+	}
+	var err error
+	if t.wrong+t.damaged == 0 {
+		_, err = out.WriteString("all entries check out\n")
+	} else {
+		_, err = fmt.Fprintf(out, "%d wrong %s\n", t.wrong, dumpIndexPlural(t.wrong, "entry", "entries"))
+	}
+	return err
+}
+
+// indexEntryWriter prints entries: into table rows (a small file), as
+// aligned columns streamed line by line, or as JSON lines.
+type indexEntryWriter struct {
+	out        *bufio.Writer
+	kind       logstore.IndexKind
+	verify     bool
+	table      bool
+	rows       [][]string
+	entryWidth int    // columns: width of the ENTRY column
+	jsonFile   []byte // JSON: the file's path, encoded
+	times      timeFormatter
+	scratch    []byte
+}
+
+// Widths of the plain columns: a u64 offset or position has up to 20
+// digits, an RFC 3339 time with nanoseconds 30 characters.
+const (
+	dumpIndexOffsetWidth = 20
+	dumpIndexTimeWidth   = 30
+)
+
+func (w *indexEntryWriter) header() []string {
+	h := []string{"ENTRY", "OFFSET", "POSITION"}
+	if w.kind == logstore.TimeIndex {
+		h[2] = "TIMESTAMP"
+	}
+	if w.verify {
+		h = append(h, "VERDICT")
+	}
+	return h
+}
+
+func (w *indexEntryWriter) write(e logstore.IndexEntryInfo) error {
+	switch {
+	case w.jsonFile != nil:
+		return w.writeJSON(e)
+	case w.table:
+		row := []string{strconv.FormatInt(e.Entry, 10), strconv.FormatUint(e.Offset, 10), string(w.appendValue(nil, e.Value))}
+		if w.verify {
+			row = append(row, w.verdictText(e))
+		}
+		w.rows = append(w.rows, row)
+		return nil
+	}
+	var verdict string
+	if w.verify {
+		verdict = w.verdictText(e)
+	}
+	w.scratch = strconv.AppendInt(w.scratch[:0], e.Entry, 10)
+	n := len(w.scratch)
+	w.scratch = strconv.AppendUint(w.scratch, e.Offset, 10)
+	m := len(w.scratch)
+	w.scratch = w.appendValue(w.scratch, e.Value)
+	return w.writeColumns(w.scratch[:n], w.scratch[n:m], w.scratch[m:], verdict)
+}
+
+func (w *indexEntryWriter) writeColumnsHeader() error {
+	h := w.header()
+	verdict := ""
+	if w.verify {
+		verdict = h[3]
+	}
+	return w.writeColumns([]byte(h[0]), []byte(h[1]), []byte(h[2]), verdict)
+}
+
+// writeColumns prints a line of plain columns: fixed widths, two blanks
+// between, numbers right-aligned, no trailing blanks.
+func (w *indexEntryWriter) writeColumns(entry, offset, value []byte, verdict string) error {
+	b := w.out.AvailableBuffer()
+	b = appendRightAligned(b, entry, w.entryWidth)
+	b = append(b, "  "...)
+	b = appendRightAligned(b, offset, dumpIndexOffsetWidth)
+	b = append(b, "  "...)
+	if w.kind == logstore.TimeIndex {
+		b = append(b, value...)
+		if verdict != "" {
+			for range dumpIndexTimeWidth - len(value) {
+				b = append(b, ' ')
+			}
+		}
+	} else {
+		b = appendRightAligned(b, value, dumpIndexOffsetWidth)
+	}
+	if verdict != "" {
+		b = append(b, "  "...)
+		b = append(b, verdict...)
+	}
+	_, err := w.out.Write(append(b, '\n'))
+	return err
+}
+
+// appendRightAligned appends s right-aligned in a column of width (wider
+// values push the line).
+func appendRightAligned(b, s []byte, width int) []byte {
+	for range width - len(s) {
+		b = append(b, ' ')
+	}
+	return append(b, s...)
+}
+
+// appendValue appends an entry's position (as the u64 stored) or
+// timestamp.
+func (w *indexEntryWriter) appendValue(b []byte, v int64) []byte {
+	if w.kind == logstore.TimeIndex {
+		return w.times.append(b, v)
+	}
+	return strconv.AppendUint(b, uint64(v), 10)
+}
+
+// verdictText is the VERDICT cell: the verdict and what the .log holds.
+func (w *indexEntryWriter) verdictText(e logstore.IndexEntryInfo) string {
+	reason := func() string {
+		switch {
+		case e.Reason == nil:
+			return ""
+		case errors.Is(e.Reason, format.ErrShort) && e.Verdict == logstore.VerdictNoRecord:
+			return "a record there would run past the log's end"
+		case errors.Is(e.Reason, format.ErrShort):
+			return "its size runs past the log's end"
+		}
+		return errorLine(e.Reason)
+	}
+	switch e.Verdict {
+	case logstore.VerdictBackwards:
+		return "ok, but goes back in time: the entry before has " + string(w.times.append(nil, e.FoundTimestamp)) + " (warning)"
+	case logstore.VerdictPastEnd:
+		if e.Reason != nil && e.RecordPos >= 0 {
+			return fmt.Sprintf("past the log's end: the record at byte %d is cut off (note)", e.RecordPos)
+		}
+		return "past the log's end (note)"
+	case logstore.VerdictWrongPosition:
+		return fmt.Sprintf("wrong position: offset %d starts there", e.FoundOffset)
+	case logstore.VerdictWrongTimestamp:
+		return fmt.Sprintf("wrong timestamp: the record (at byte %d) has %s", e.RecordPos, w.times.append(nil, e.FoundTimestamp))
+	case logstore.VerdictOutOfOrder:
+		return fmt.Sprintf("out of order: not after offset %d", e.Prev)
+	case logstore.VerdictNoRecord:
+		return fmt.Sprintf("no record starts here (%s)", reason())
+	case logstore.VerdictNoSuchOffset:
+		return fmt.Sprintf("no such offset: the segment starts at %d", e.Prev)
+	case logstore.VerdictCorruptRecord:
+		return fmt.Sprintf("corrupt record at byte %d (%s)", e.RecordPos, reason())
+	case logstore.VerdictUnchecked:
+		return fmt.Sprintf("not checked: the log is damaged from byte %d, offset %d (%s)", e.RecordPos, e.FoundOffset, reason())
+	}
+	return e.Verdict.String()
+}
+
+// writeJSON prints one entry as a JSON line.
+func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
+	b := append(w.out.AvailableBuffer(), `{"type":"entry","file":`...)
+	b = append(b, w.jsonFile...)
+	b = append(b, `,"entry":`...)
+	b = strconv.AppendInt(b, e.Entry, 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendUint(b, e.Offset, 10)
+	if w.kind == logstore.TimeIndex {
+		b = appendJSONTime(b, "timestamp", &w.times, e.Value)
+	} else {
+		b = append(b, `,"position":`...)
+		b = strconv.AppendUint(b, uint64(e.Value), 10)
+	}
+	if w.verify {
+		b = append(b, `,"verdict":"`...)
+		b = append(b, e.Verdict.Code()...)
+		b = append(b, '"')
+		if e.Verdict != logstore.VerdictOK {
+			b = append(b, `,"detail":`...)
+			b = appendJSONValue(b, w.verdictText(e))
+		}
+		if e.RecordPos >= 0 {
+			b = append(b, `,"record_position":`...)
+			b = strconv.AppendInt(b, e.RecordPos, 10)
+		}
+		switch e.Verdict {
+		case logstore.VerdictWrongPosition, logstore.VerdictUnchecked, logstore.VerdictCorruptRecord:
+			b = append(b, `,"found_offset":`...)
+			b = strconv.AppendUint(b, e.FoundOffset, 10)
+		case logstore.VerdictWrongTimestamp, logstore.VerdictBackwards:
+			b = appendJSONTime(b, "found_timestamp", &w.times, e.FoundTimestamp)
+		case logstore.VerdictOutOfOrder, logstore.VerdictNoSuchOffset:
+			b = append(b, `,"prev_offset":`...)
+			b = strconv.AppendUint(b, e.Prev, 10)
+		}
+		if e.Reason != nil {
+			b = append(b, `,"reason":`...)
+			b = appendJSONValue(b, errorLine(e.Reason))
+		}
+	}
+	_, err := w.out.Write(append(b, "}\n"...))
+	return err
+}
+
+// appendJSONTime appends `,"name":"<RFC 3339>","name_ns":<ns>`.
+func appendJSONTime(b []byte, name string, times *timeFormatter, ns int64) []byte {
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `":"`...)
+	b = times.append(b, ns)
+	b = append(b, `","`...)
+	b = append(b, name...)
+	b = append(b, `_ns":`...)
+	return strconv.AppendInt(b, ns, 10)
+}
+
+// dumpIndexSummaryJSON is the summary line after a file's entries.
+type dumpIndexSummaryJSON struct {
+	Type         string           `json:"type"`
+	File         string           `json:"file"`
+	Kind         string           `json:"kind"`
+	Log          string           `json:"log"`
+	Segment      uint64           `json:"segment"`
+	Entries      int64            `json:"entries"`
+	PartialBytes int64            `json:"partial_bytes"`
+	Missing      bool             `json:"missing"`
+	Verified     bool             `json:"verified"`
+	Verdicts     map[string]int64 `json:"verdicts,omitempty"`
+	Wrong        *int64           `json:"wrong,omitempty"`
+	Damaged      *int64           `json:"damaged,omitempty"`
+}
+
+func writeDumpIndexSummaryJSON(out io.Writer, s *logstore.IndexSummary) error {
+	j := dumpIndexSummaryJSON{Type: "summary", File: s.Path, Kind: s.Kind.String(), Log: s.LogPath, Segment: s.Base,
+		Entries: s.Entries, PartialBytes: s.PartialBytes, Verified: s.Verified}
+	if s.Verified {
+		j.Verdicts = map[string]int64{}
+		for _, v := range s.Verdicts() {
+			j.Verdicts[v.Code()] = s.Count(v)
+		}
+		wrong, damaged := s.Wrong(), s.Damaged()
+		j.Wrong, j.Damaged = &wrong, &damaged
+	}
+	return writeJSONLine(out, j)
+}
+
+// dumpIndexTotalJSON is the last line for a partition.
+type dumpIndexTotalJSON struct {
+	Type         string           `json:"type"`
+	Files        int              `json:"files"`
+	MissingFiles int              `json:"missing_files"`
+	PartialFiles int              `json:"partial_files"`
+	Entries      int64            `json:"entries"`
+	Verdicts     map[string]int64 `json:"verdicts"`
+	Wrong        int64            `json:"wrong"`
+	Damaged      int64            `json:"damaged"`
+}
+
+func writeDumpIndexTotalJSON(out io.Writer, t *dumpIndexTotals) error {
+	j := dumpIndexTotalJSON{Type: "total", Files: t.files, MissingFiles: t.missing, PartialFiles: t.partial,
+		Entries: t.entries, Verdicts: map[string]int64{}, Wrong: t.wrong, Damaged: t.damaged}
+	for v, n := range t.counts {
+		j.Verdicts[v.Code()] = n
+	}
+	return writeJSONLine(out, j)
+}
+
+// writeJSONLine prints v as one line of JSON.
+func writeJSONLine(out io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(append(b, '\n'))
+	return err
+}
