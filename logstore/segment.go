@@ -2,10 +2,10 @@ package logstore
 
 import (
 	"cmp"
-	"math"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"

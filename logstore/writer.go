@@ -71,6 +71,7 @@ type Writer struct {
 	tidxBuf        []byte
 	bigHeader      []byte // header of a record too big for logBuf
 	failed         error
+	closed         bool
 }
 
 // OpenWriter locks a topic's partition for writing and prepares its active
@@ -467,6 +468,10 @@ func (w *Writer) closeFiles() error {
 // and releases the lock. The lock is released even when an error is
 // returned.
 func (w *Writer) Close() error {
+	if w.closed {
+		return fmt.Errorf("%s: %w", w.name, os.ErrClosed)
+	}
+	w.closed = true
 	err := w.Flush()
 	if err == nil && w.opts.Sync != SyncNever {
 		err = w.sync()
@@ -478,7 +483,10 @@ func (w *Writer) Close() error {
 		err = uerr
 	}
 	if errors.Is(err, ErrWriterFailed) {
-		return w.failed
+		err = w.failed
+	}
+	if w.failed == nil {
+		w.failed = os.ErrClosed // later appends fail instead of writing to closed files
 	}
 	return err
 }

@@ -1139,3 +1139,22 @@ func TestWriterMemoryBounded(t *testing.T) {
 		t.Errorf("Written %d, want %d", w.Written(), records+2)
 	}
 }
+
+// Closing twice, or appending after Close, is an error, not a panic.
+func TestWriterUseAfterClose(t *testing.T) {
+	s := wtStore(t, "closed", 1, Settings{})
+	w := wtOpen(t, s, "closed", WriterOptions{})
+	wtAppend(t, w, 1, "", "a")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("second Close: %v, want os.ErrClosed", err)
+	}
+	if _, err := w.Append(2, nil, []byte("b")); err == nil {
+		t.Error("Append after Close succeeded")
+	}
+	if err := w.Flush(); err == nil {
+		t.Error("Flush after Close succeeded")
+	}
+}
