@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/run.sh: end-to-end throughput and memory benchmark of `seglog append`
-# and `seglog read` against `cat` of the same bytes on the same disk.
+# bench/run.sh: end-to-end throughput and memory benchmark of `seglog append`,
+# `seglog read` and `seglog verify-crc` against `cat` of the same bytes.
 # Not part of CI. See bench/README.md.
 #
 #   bench/run.sh              full run (10M x 100 B lines, 1M x 1 KiB lines),
@@ -56,9 +56,11 @@ mkdir -p "$WORK" "$IN"
 
 if ((QUICK)); then
 	N100=1000000 N1K=100000 NSMALL=100000
+	VERIFY_BYTES=$((256 << 20))
 	: "${OUT:=$WORK/RESULTS-quick.md}"
 else
 	N100=10000000 N1K=1000000 NSMALL=1000000
+	VERIFY_BYTES=$((2 << 30)) # of .log per verify-crc workload
 	: "${OUT:=$BENCH/RESULTS.md}"
 fi
 BIG=$((64 << 20)) # the large record: 64 MiB of value (the default --max-message-bytes)
@@ -226,6 +228,40 @@ bench_read() {
 	done
 }
 
+# ---------------------------------------------------------------- verify-crc
+# bench_verify NAME FILE LINES RECLEN: a data directory holding about
+# VERIFY_BYTES of .log (FILE's lines over and over, appended with --sync never:
+# default 1 GiB segments, index entry for every record), then seglog verify-crc
+# --jobs 2 of it vs cat of its .log files to /dev/null, warm cache, interleaved,
+# RUNS times each. verify-crc exiting non-zero (a problem found) fails the run.
+bench_verify() {
+	local name=$1 f=$2 n=$3 reclen=$4 dir=$W/verify-$1 lines copies size cmds rep i c
+	lines=$((VERIFY_BYTES / reclen))
+	copies=$(((lines + n - 1) / n))
+	log "verify-crc $name: appending $lines records (~$((lines * reclen / MIB)) MiB of .log)"
+	fresh_topic "$dir"
+	# head closes the pipe early: the cat it cuts off dies of SIGPIPE.
+	{ for ((i = 0; i < copies; i++)); do cat "$f" 2>/dev/null || true; done; } | head -n "$lines" |
+		"$SEGLOG" -q -d "$dir" append t --sync never 2>"$ERRLOG" || { cat "$ERRLOG" >&2; die "seglog append for verify-crc failed"; }
+	size=$(stat -c %s "$dir"/t/0/*.log | awk '{ s += $1 } END { print s }')
+	cat "$dir"/t/0/*.log >/dev/null # into the page cache
+	cmds=(seglog cat)
+	log "verify-crc $name: ${#cmds[@]} commands x $RUNS runs"
+	for ((rep = 0; rep < RUNS; rep++)); do
+		for ((i = 0; i < ${#cmds[@]}; i++)); do
+			c=${cmds[(i + rep) % ${#cmds[@]}]}
+			warm $((256 * MIB))
+			case $c in
+			seglog) timed /dev/null /dev/null "$SEGLOG" -d "$dir" verify-crc t --jobs 2 ;;
+			cat) timed /dev/null /dev/null cat "$dir"/t/0/*.log ;;
+			esac
+			record "verify $name" "$c" "$lines" "$size"
+			log "  $c run $((rep + 1)): ${ELAPSED}s, CPU ${CPU_S}s, peak RSS ${RSS_KB} KiB"
+		done
+	done
+	rm -rf "$dir"
+}
+
 # check_roundtrip NAME DIR FILE: `seglog read` must give back FILE byte for byte.
 declare -A CHECK
 check_roundtrip() {
@@ -253,6 +289,10 @@ bench_append 1KiB "$F1K" "$N1K"
 check_roundtrip "1 KiB lines" "$W/1KiB/seglog" "$F1K"
 bench_read 1KiB "$F1K" "$N1K"
 rm -rf "$W/1KiB"
+
+# Records of 100-byte lines are 28 + 99 bytes, of 1 KiB lines 28 + 1023.
+bench_verify 100B "$F100" "$N100" 127
+bench_verify 1KiB "$F1K" "$N1K" 1051
 
 # ---------------------------------------------------------------- memory
 # Peak RSS of append and read for: many small lines; one 64 MiB line; a 64 MiB
@@ -366,6 +406,8 @@ DIRTY=$(git --no-optional-locks status --porcelain --untracked-files=no 2>/dev/n
 		append*\|cat) cmd='`cat FILE > W/cat.out`' ;;
 		read*\|seglog) cmd='`seglog read t --format value > /dev/null`' ;;
 		read*\|cat) cmd='`cat FILE > /dev/null`' ;;
+		verify*\|seglog) cmd='`seglog verify-crc t --jobs 2 > /dev/null`' ;;
+		verify*\|cat) cmd='`cat W/t/0/*.log > /dev/null`' ;;
 		esac
 		runs=$(for t in ${TIMES[$k]}; do printf '%.3f ' "$t"; done)
 		printf '| %s | %s | %s | %.3f s | %s | %s | %s%% | %s | %s | %s|\n' \
@@ -374,7 +416,9 @@ DIRTY=$(git --no-optional-locks status --porcelain --untracked-files=no 2>/dev/n
 	done
 	echo
 	echo "100B = lines of 99 characters + newline, 1KiB = 1023 characters + newline."
-	echo "MB/s counts the input file's bytes (10^6 bytes/s). The default \`append\` syncs"
+	echo "MB/s counts the input file's bytes (10^6 bytes/s); for verify, the .log files'"
+	echo "bytes (~$((VERIFY_BYTES >> 20)) MiB of segments, default 1 GiB segment size, an index entry per"
+	echo "record), which verify-crc reads along with both index files. The default \`append\` syncs"
 	echo "(fdatasync) at exit; \`cat\` does not sync, so compare \`--sync never\` with cat"
 	echo "for the write path alone, and the default with cat for what a user waits for."
 	echo "CPU s is the median of the command's user+system time: wall time well above it"
@@ -403,12 +447,15 @@ DIRTY=$(git --no-optional-locks status --porcelain --untracked-files=no 2>/dev/n
 	echo "## Targets"
 	echo
 	a100="append 100B|seglog" a1k="append 1KiB|seglog" r100="read 100B|seglog" r1k="read 1KiB|seglog"
+	v100="verify 100B|seglog" v1k="verify 1KiB|seglog"
 	echo "| target | measured | verdict |"
 	echo "|---|---:|---|"
 	echo "| append, 100 B lines: >= 4 M records/s | $(fmt_rps "${RPS[$a100]}")/s ($(fmt_rps "${RPS["append 100B|seglog-nosync"]}")/s with --sync never) | $(verdict "${RPS[$a100]}" '>=' 4000000) |"
 	echo "| append, 1 KiB lines: >= 35% of cat's MB/s | ${PCT[$a1k]}% (${PCT["append 1KiB|seglog-nosync"]}% with --sync never) | $(verdict "${PCT[$a1k]}" '>=' 35) |"
 	echo "| read, 100 B records: >= 10 M records/s | $(fmt_rps "${RPS[$r100]}")/s | $(verdict "${RPS[$r100]}" '>=' 10000000) |"
 	echo "| read, 1 KiB records: >= 40% of cat's MB/s | ${PCT[$r1k]}% | $(verdict "${PCT[$r1k]}" '>=' 40) |"
+	echo "| verify-crc --jobs 2, 100 B records: >= 25% of cat's MB/s | ${PCT[$v100]}% | $(verdict "${PCT[$v100]}" '>=' 25) |"
+	echo "| verify-crc --jobs 2, 1 KiB records: >= 60% of cat's MB/s | ${PCT[$v1k]}% | $(verdict "${PCT[$v1k]}" '>=' 60) |"
 	echo "| peak RSS < 64 MiB (throughput runs) | $(fmt_mib "$SEGLOG_MAX_RSS") MiB | $(verdict "$SEGLOG_MAX_RSS" '<' 65536) |"
 	echo "| peak RSS < 64 MiB beyond the largest record (memory runs) | $(fmt_mib "$MEM_OVER") MiB | $(verdict "$MEM_OVER" '<' 65536) |"
 	echo

@@ -75,6 +75,9 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			describeCommand(),
 			topicsCommand(),
 			dumpIndexCommand(),
+			verifyCRCCommand(),
+			recoverCommand(),
+			quarantineCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -15,6 +15,8 @@ type fileSystem interface {
 	// os.ErrExist instead of replacing an existing newpath.
 	Rename(oldpath, newpath string, noReplace bool) error
 	Remove(name string) error
+	// Link makes newname a second name (hard link) of oldname.
+	Link(oldname, newname string) error
 	Mkdir(name string, perm os.FileMode) error
 	// SyncDir makes the entries of directory name durable.
 	SyncDir(name string) error
@@ -67,6 +69,7 @@ func (osFS) Rename(oldpath, newpath string, noReplace bool) error {
 }
 
 func (osFS) Remove(name string) error                  { return os.Remove(name) }
+func (osFS) Link(oldname, newname string) error        { return os.Link(oldname, newname) }
 func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
 
 func (osFS) SyncDir(name string) error {

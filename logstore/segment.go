@@ -198,7 +198,7 @@ func (r *logReader) check(pos int64) (format.Header, error) {
 
 // isIOError tells a failed read apart from a verdict on the bytes.
 func isIOError(err error) bool {
-	return !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC) &&
+	return err != nil && !errors.Is(err, format.ErrShort) && !errors.Is(err, format.ErrKeyLen) && !errors.Is(err, format.ErrCRC) &&
 		!errors.Is(err, format.ErrOffset)
 }
 

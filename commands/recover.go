@@ -1,0 +1,500 @@
+package commands
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+type recoverOptions struct {
+	topics    []string // none: every topic
+	partition int      // -1: all
+	dryRun    bool
+	salvage   bool
+	json      bool
+	lockWait  time.Duration
+	waitSet   bool // --wait or --wait-timeout given
+}
+
+func recoverCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "recover",
+		Usage:     "repair partitions after a crash: cut torn tails, rebuild indexes, remove leftovers",
+		ArgsUsage: "[TOPIC...]",
+		Description: "Changes files (see --dry-run). Under each topic's maintenance lock and each\n" +
+			"partition's writer lock, scans every segment whole and:\n" +
+			"  - cuts an incomplete (torn or zeroed) record at the end of the active segment;\n" +
+			"  - rebuilds indexes that are missing, short, too long or wrong, keeping the index\n" +
+			"    interval the existing index shows (else the topic's setting, else 1);\n" +
+			"  - removes leftovers of interrupted operations: *.deleted (an interrupted\n" +
+			"    retention delete), *.tmp files and directories, index files without a .log.\n" +
+			"Every byte it cuts is first saved to <data-dir>/.quarantine/<topic>/<partition>/\n" +
+			"with a JSON note (which file, which bytes, when, why); 'seglog quarantine' lists\n" +
+			"and purges them. A corrupt record followed by valid data is reported and left in\n" +
+			"place (exit status 3) unless --salvage is given: then the segment is split, the\n" +
+			"records after the damage moved to a new segment named after the first of them,\n" +
+			"the original kept whole in quarantine and the lost offsets recorded as a known gap\n" +
+			"in the partition's .gaps.json. Nothing later in the partition is ever deleted, and\n" +
+			"the next offset never goes down. A recover that was interrupted (killed, a full\n" +
+			"disk) is finished by running it again.\n\n" +
+			"No TOPIC: every topic; a partition a writer holds (a running append) is then\n" +
+			"skipped at once with a warning, unless --wait or --wait-timeout is given, and\n" +
+			"the exit status is 0 if all else went well. A named topic whose lock is held is\n" +
+			"an error (exit status 1).\n\n" +
+			"Examples:\n" +
+			"  seglog recover --dry-run\n" +
+			"  seglog recover orders\n" +
+			"  seglog recover orders --partition 2 --salvage --json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "recover only partition `P`", DefaultText: "all"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the exact plan and change nothing"},
+			&cli.BoolFlag{Name: "salvage", Usage: "split segments around corrupt records to rescue the valid records after them"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
+			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a lock another process holds", DefaultText: "2s"},
+		},
+		Action: func(c *cli.Context) error {
+			o := recoverOptions{topics: c.Args().Slice(), partition: c.Int("partition"), dryRun: c.Bool("dry-run"),
+				salvage: c.Bool("salvage"), json: c.Bool("json")}
+			if c.IsSet("partition") && o.partition < 0 {
+				return usagef("--partition must be 0 or more, not %d", o.partition)
+			}
+			for _, t := range o.topics {
+				if err := checkTopicName(t); err != nil {
+					return err
+				}
+			}
+			var err error
+			if o.lockWait, err = lockWaitFlags(c); err != nil {
+				return err
+			}
+			o.waitSet = c.Bool("wait") || c.IsSet("wait-timeout")
+			return runRecover(envFrom(c), o)
+		},
+	}
+}
+
+// lockWaitFlags reads --wait and --wait-timeout.
+func lockWaitFlags(c *cli.Context) (time.Duration, error) {
+	switch {
+	case c.Bool("wait") && c.IsSet("wait-timeout"):
+		return 0, usagef("--wait and --wait-timeout exclude each other")
+	case c.Bool("wait"):
+		return logstore.WaitForever, nil
+	case c.IsSet("wait-timeout"):
+		d, err := parseDuration(c.String("wait-timeout"))
+		if err != nil {
+			return 0, usagef("--wait-timeout: %v", err)
+		}
+		return max(d, time.Nanosecond), nil // 0 would mean the default
+	}
+	return 0, nil
+}
+
+// recoverRun gathers what a recover run did, for the output.
+type recoverRun struct {
+	o         recoverOptions
+	leftovers []logstore.RecoverLeftover // of the data directory and the topics
+	reports   []logstore.RecoverReport
+	skipped   []recoverSkip
+	probs     problems // runtime errors: exit 1
+}
+
+type recoverSkip struct {
+	topic     string
+	partition int // -1: the whole topic
+	err       error
+}
+
+func runRecover(e *env, o recoverOptions) error {
+	store := logstore.Open(e.dataDir)
+	run := &recoverRun{o: o}
+	every := len(o.topics) == 0
+	// Over every topic, a partition a writer holds is skipped at once
+	// (unless told to wait): an appender holds its partitions for days.
+	opts := logstore.RecoverOptions{DryRun: o.dryRun, Salvage: o.salvage, LockWait: o.lockWait,
+		TryPartitionLocks: every && !o.waitSet}
+	topics := o.topics
+	if every {
+		var err error
+		if topics, err = store.Topics(); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+			}
+			return err
+		}
+		left, err := store.RecoverDataDir(opts)
+		run.leftovers = append(run.leftovers, left...)
+		if err != nil {
+			run.probs = append(run.probs, err)
+		}
+	}
+	// Tables go out topic by topic, so a long run shows progress; blocks
+	// are separated by blank lines.
+	blocks := 0
+	emit := func(b *bytes.Buffer) error {
+		if o.json || b.Len() == 0 {
+			return nil
+		}
+		if blocks > 0 {
+			if _, err := io.WriteString(e.stdout, "\n"); err != nil {
+				return err
+			}
+		}
+		blocks++
+		_, err := e.stdout.Write(b.Bytes())
+		return err
+	}
+	var b bytes.Buffer
+	for _, l := range run.leftovers {
+		writeLeftoverLine(&b, l, o.dryRun, e.dataDir)
+	}
+	if err := emit(&b); err != nil {
+		return err
+	}
+	for _, topic := range topics {
+		tr, err := store.RecoverTopic(topic, o.partition, opts)
+		var locked *logstore.LockedError
+		switch {
+		case err != nil && every && errors.As(err, &locked):
+			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: err})
+			e.warn("skipped topic %s: %s", topic, errorLine(err))
+			continue
+		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
+			continue // --partition P over every topic: topics with fewer partitions have nothing to do
+		case err != nil:
+			run.probs = append(run.probs, lockAdvice(err, o.lockWait))
+			continue
+		}
+		run.leftovers = append(run.leftovers, tr.Leftovers...)
+		for _, f := range tr.Failed {
+			if every && errors.As(f.Err, &locked) {
+				run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: f.Partition, err: f.Err})
+				e.warn("skipped partition %s/%d: %s", topic, f.Partition, errorLine(f.Err))
+				continue
+			}
+			run.probs = append(run.probs, lockAdvice(f.Err, o.lockWait))
+		}
+		run.reports = append(run.reports, tr.Partitions...)
+		b.Reset()
+		for _, l := range tr.Leftovers {
+			writeLeftoverLine(&b, l, o.dryRun, e.dataDir)
+		}
+		if err := emit(&b); err != nil {
+			return err
+		}
+		for _, rep := range tr.Partitions {
+			b.Reset()
+			if err := writeRecoverTable(&b, rep, e.dataDir); err != nil {
+				return err
+			}
+			if err := emit(&b); err != nil {
+				return err
+			}
+		}
+	}
+	if o.json {
+		if err := writeRecoverJSON(e.stdout, run); err != nil {
+			return err
+		}
+	}
+	// Damage left in place: say what to do, then exit 3 (or 1 when
+	// something could not be done at all).
+	n := 0
+	for _, rep := range run.reports {
+		for _, p := range rep.Problems {
+			n++
+			line := fmt.Sprintf("%s/%d: %s", rep.Topic, rep.Partition, errorLine(p))
+			var ce *logstore.CorruptionError
+			switch {
+			case errors.As(p, &ce) && !errors.Is(p, logstore.ErrOverlap) && !o.salvage:
+				line += fmt.Sprintf("; left in place: run 'seglog recover %s --partition %d --salvage' to rescue the records after it", rep.Topic, rep.Partition)
+			default:
+				line += "; left in place"
+			}
+			fmt.Fprintf(e.stderr, "seglog: %s\n", line)
+		}
+	}
+	if err := run.probs.err(); err != nil {
+		return err
+	}
+	if n > 0 {
+		return errProblemsFound
+	}
+	return nil
+}
+
+// lockAdvice adds how to wait to a lock error.
+func lockAdvice(err error, wait time.Duration) error {
+	var locked *logstore.LockedError
+	if errors.As(err, &locked) && wait != logstore.WaitForever {
+		return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
+	}
+	return err
+}
+
+// relPath shows a path under the data directory relative to it.
+func relPath(dataDir, path string) string {
+	if r, err := filepath.Rel(dataDir, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func writeLeftoverLine(w io.Writer, l logstore.RecoverLeftover, dryRun bool, dataDir string) {
+	verb := "removed"
+	switch {
+	case l.Kept:
+		verb = "left"
+	case dryRun:
+		verb = "would remove"
+	}
+	fmt.Fprintf(w, "%s %s (%s)\n", verb, relPath(dataDir, l.Path), l.What)
+}
+
+// Columns of recover's table, and which of them hold numbers.
+var recoverHeader = []string{"SEGMENT", "RECORDS", "VALID BYTES", "BYTES CUT", "SAVED TO", "INDEX", "NOTE"}
+
+const recoverNumeric = "RECORDS VALID BYTES BYTES CUT"
+
+// writeRecoverTable prints a partition's title line, its table, and lines
+// for the leftovers removed and the gaps recorded.
+func writeRecoverTable(w io.Writer, rep logstore.RecoverReport, dataDir string) error {
+	title := fmt.Sprintf("partition %s/%d (%s): ", rep.Topic, rep.Partition, rep.Dir)
+	switch {
+	case rep.DryRun && rep.Changed():
+		title += "plan (dry run: nothing was changed)"
+	case rep.DryRun:
+		title += "nothing to do (dry run)"
+	case rep.Changed():
+		title += "recovered"
+	default:
+		title += "nothing to do"
+	}
+	title += fmt.Sprintf(", next offset %d", rep.Next)
+	if len(rep.Problems) > 0 {
+		title += fmt.Sprintf(", %d problem%s left", len(rep.Problems), plural(len(rep.Problems)))
+	}
+	if _, err := fmt.Fprintln(w, title); err != nil {
+		return err
+	}
+	if len(rep.Segments) > 0 {
+		rows := make([][]string, 0, len(rep.Segments))
+		for _, sr := range rep.Segments {
+			cut, saved := "-", "-"
+			if sr.Cut != nil {
+				cut = strconv.FormatInt(sr.Cut.To-sr.Cut.From, 10)
+				saved = relPath(dataDir, sr.Cut.Saved)
+				if sr.Cut.Saved == "" {
+					saved = filepath.Join(logstore.QuarantineDir, rep.Topic, strconv.Itoa(rep.Partition)) + "/"
+				}
+			}
+			rows = append(rows, []string{sr.Name, strconv.FormatUint(sr.Records, 10), strconv.FormatInt(sr.ValidBytes, 10),
+				cut, saved, indexCell(sr), segmentNote(sr)})
+		}
+		if err := renderTable(w, recoverHeader, recoverNumeric, rows); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	for _, l := range rep.Leftovers {
+		writeLeftoverLine(&b, l, rep.DryRun, dataDir)
+	}
+	for _, g := range rep.Gaps {
+		verb := "recorded"
+		if rep.DryRun {
+			verb = "would record"
+		}
+		fmt.Fprintf(&b, "%s offsets %s as a known gap in %s\n", verb, gapRange(g), relPath(dataDir, filepath.Join(rep.Dir, logstore.GapsFile)))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func gapRange(g logstore.Gap) string {
+	if g.To == g.From+1 {
+		return strconv.FormatUint(g.From, 10)
+	}
+	return fmt.Sprintf("%d..%d", g.From, g.To-1)
+}
+
+// indexCell is the INDEX column: one word when both indexes fare alike.
+func indexCell(sr logstore.SegmentRecovery) string {
+	if sr.Index == sr.TimeIndex {
+		return string(sr.Index)
+	}
+	return fmt.Sprintf("index %s, timeindex %s", sr.Index, sr.TimeIndex)
+}
+
+// segmentNote is the NOTE column: what happened to the segment and why.
+func segmentNote(sr logstore.SegmentRecovery) string {
+	var notes []string
+	switch {
+	case sr.SplitFrom != "":
+		notes = append(notes, "rescued from "+sr.SplitFrom)
+	case sr.Cut != nil && sr.Cut.Whole:
+		s := fmt.Sprintf("corrupt record at byte %d: split", sr.Cut.From)
+		if len(sr.SplitInto) > 0 {
+			s += ", records after it moved to " + strings.Join(sr.SplitInto, ", ")
+		}
+		if sr.Finished {
+			s += " (finishing an interrupted recover)"
+		}
+		if sr.Cut.Linked {
+			s += "; disk full: original hard-linked into quarantine"
+		}
+		notes = append(notes, s)
+	case sr.Cut != nil:
+		notes = append(notes, fmt.Sprintf("incomplete record cut at byte %d", sr.Cut.From))
+	}
+	if sr.Problem != nil {
+		p := errorLine(sr.Problem)
+		var ce *logstore.CorruptionError
+		if errors.As(sr.Problem, &ce) && !errors.Is(sr.Problem, logstore.ErrOverlap) {
+			p = fmt.Sprintf("corrupt record at byte %d (offset %d): %s; left in place", ce.Pos, ce.Offset,
+				strings.TrimPrefix(ce.Reason.Error(), "format: "))
+		}
+		notes = append(notes, p)
+	}
+	if sr.Interval > 1 && sr.Index != logstore.IndexKept && sr.Index != logstore.IndexLeft {
+		notes = append(notes, fmt.Sprintf("index interval %d", sr.Interval))
+	}
+	if len(notes) == 0 {
+		return "-"
+	}
+	return strings.Join(notes, "; ")
+}
+
+// recoverJSON is recover's --json document.
+type recoverJSON struct {
+	DryRun     bool                   `json:"dry_run"`
+	Salvage    bool                   `json:"salvage"`
+	Leftovers  []leftoverJSON         `json:"leftovers"`
+	Partitions []recoverPartitionJSON `json:"partitions"`
+	Skipped    []recoverSkipJSON      `json:"skipped"`
+	Errors     []string               `json:"errors"`
+}
+
+type leftoverJSON struct {
+	Path   string `json:"path"`
+	What   string `json:"what"`
+	Action string `json:"action"` // removed, would remove, left
+}
+
+type recoverPartitionJSON struct {
+	Topic     string               `json:"topic"`
+	Partition int                  `json:"partition"`
+	Dir       string               `json:"dir"`
+	Next      uint64               `json:"next_offset"`
+	Changed   bool                 `json:"changed"`
+	Segments  []recoverSegmentJSON `json:"segments"`
+	Leftovers []leftoverJSON       `json:"leftovers"`
+	Gaps      []logstore.Gap       `json:"gaps"`
+	Problems  []string             `json:"problems"`
+}
+
+type recoverSegmentJSON struct {
+	Segment    string          `json:"segment"`
+	Base       uint64          `json:"base_offset"`
+	Size       int64           `json:"size"`
+	Records    uint64          `json:"records"`
+	ValidBytes int64           `json:"valid_bytes"`
+	Cut        *recoverCutJSON `json:"cut"`
+	Index      string          `json:"index"`
+	TimeIndex  string          `json:"timeindex"`
+	Interval   int             `json:"index_interval"`
+	SplitFrom  *string         `json:"split_from"`
+	SplitInto  []string        `json:"split_into"`
+	Finished   bool            `json:"finished_interrupted_split"`
+	Problem    *string         `json:"problem"`
+}
+
+type recoverCutJSON struct {
+	From     int64   `json:"from"`
+	To       int64   `json:"to"`
+	Bytes    int64   `json:"bytes"`
+	Offset   uint64  `json:"expected_offset"`
+	Reason   string  `json:"reason"`
+	SavedTo  *string `json:"saved_to"`
+	Whole    bool    `json:"saved_whole_segment"`
+	HardLink bool    `json:"hard_linked"`
+}
+
+type recoverSkipJSON struct {
+	Topic     string `json:"topic"`
+	Partition *int   `json:"partition"` // null: the whole topic
+	Reason    string `json:"reason"`
+}
+
+func leftoversJSON(left []logstore.RecoverLeftover, dryRun bool) []leftoverJSON {
+	out := []leftoverJSON{}
+	for _, l := range left {
+		a := "removed"
+		switch {
+		case l.Kept:
+			a = "left"
+		case dryRun:
+			a = "would remove"
+		}
+		out = append(out, leftoverJSON{Path: l.Path, What: l.What, Action: a})
+	}
+	return out
+}
+
+func writeRecoverJSON(w io.Writer, run *recoverRun) error {
+	doc := recoverJSON{DryRun: run.o.dryRun, Salvage: run.o.salvage, Leftovers: leftoversJSON(run.leftovers, run.o.dryRun),
+		Partitions: []recoverPartitionJSON{}, Skipped: []recoverSkipJSON{}, Errors: []string{}}
+	for _, rep := range run.reports {
+		pj := recoverPartitionJSON{Topic: rep.Topic, Partition: rep.Partition, Dir: rep.Dir, Next: rep.Next, Changed: rep.Changed(),
+			Segments: []recoverSegmentJSON{}, Leftovers: leftoversJSON(rep.Leftovers, rep.DryRun),
+			Gaps: append([]logstore.Gap{}, rep.Gaps...), Problems: []string{}}
+		for _, p := range rep.Problems {
+			pj.Problems = append(pj.Problems, errorLine(p))
+		}
+		for _, sr := range rep.Segments {
+			sj := recoverSegmentJSON{Segment: sr.Name, Base: sr.Base, Size: sr.Size, Records: sr.Records, ValidBytes: sr.ValidBytes,
+				Index: string(sr.Index), TimeIndex: string(sr.TimeIndex), Interval: sr.Interval,
+				SplitInto: append([]string{}, sr.SplitInto...), Finished: sr.Finished}
+			if sr.SplitFrom != "" {
+				sj.SplitFrom = &sr.SplitFrom
+			}
+			if sr.Problem != nil {
+				p := errorLine(sr.Problem)
+				sj.Problem = &p
+			}
+			if c := sr.Cut; c != nil {
+				cj := &recoverCutJSON{From: c.From, To: c.To, Bytes: c.To - c.From, Offset: c.Offset, Reason: c.Reason,
+					Whole: c.Whole, HardLink: c.Linked}
+				if c.Saved != "" {
+					saved := c.Saved
+					cj.SavedTo = &saved
+				}
+				sj.Cut = cj
+			}
+			pj.Segments = append(pj.Segments, sj)
+		}
+		doc.Partitions = append(doc.Partitions, pj)
+	}
+	for _, s := range run.skipped {
+		sk := recoverSkipJSON{Topic: s.topic, Reason: errorLine(s.err)}
+		if s.partition >= 0 {
+			p := s.partition
+			sk.Partition = &p
+		}
+		doc.Skipped = append(doc.Skipped, sk)
+	}
+	for _, err := range run.probs {
+		doc.Errors = append(doc.Errors, errorLine(err))
+	}
+	return writeJSONDocument(w, doc)
+}

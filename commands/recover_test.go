@@ -1,0 +1,444 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// Helpers of this file carry an rc prefix: other test files of the package
+// are written at the same time and must not clash.
+
+// rcJSON is recover --json's document.
+type rcJSON struct {
+	DryRun    bool `json:"dry_run"`
+	Salvage   bool `json:"salvage"`
+	Leftovers []struct {
+		Path   string `json:"path"`
+		Action string `json:"action"`
+	} `json:"leftovers"`
+	Partitions []struct {
+		Topic     string `json:"topic"`
+		Partition int    `json:"partition"`
+		Next      uint64 `json:"next_offset"`
+		Changed   bool   `json:"changed"`
+		Segments  []struct {
+			Segment    string `json:"segment"`
+			Base       uint64 `json:"base_offset"`
+			Size       int64  `json:"size"`
+			Records    uint64 `json:"records"`
+			ValidBytes int64  `json:"valid_bytes"`
+			Cut        *struct {
+				From    int64   `json:"from"`
+				To      int64   `json:"to"`
+				Bytes   int64   `json:"bytes"`
+				Offset  uint64  `json:"expected_offset"`
+				Reason  string  `json:"reason"`
+				SavedTo *string `json:"saved_to"`
+				Whole   bool    `json:"saved_whole_segment"`
+			} `json:"cut"`
+			Index     string   `json:"index"`
+			TimeIndex string   `json:"timeindex"`
+			Interval  int      `json:"index_interval"`
+			SplitFrom *string  `json:"split_from"`
+			SplitInto []string `json:"split_into"`
+			Problem   *string  `json:"problem"`
+		} `json:"segments"`
+		Leftovers []struct {
+			Path   string `json:"path"`
+			Action string `json:"action"`
+		} `json:"leftovers"`
+		Gaps []struct {
+			From uint64 `json:"from"`
+			To   uint64 `json:"to"`
+		} `json:"gaps"`
+		Problems []string `json:"problems"`
+	} `json:"partitions"`
+	Skipped []struct {
+		Topic     string `json:"topic"`
+		Partition *int   `json:"partition"`
+		Reason    string `json:"reason"`
+	} `json:"skipped"`
+	Errors []string `json:"errors"`
+}
+
+func rcParse(t *testing.T, out string) rcJSON {
+	t.Helper()
+	var doc rcJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("recover --json output is not one JSON document: %v\n%s", err, out)
+	}
+	// Lists are [] rather than null, so scripts can iterate them.
+	var raw map[string]json.RawMessage
+	json.Unmarshal([]byte(out), &raw)
+	for _, k := range []string{"leftovers", "partitions", "skipped", "errors"} {
+		if string(raw[k]) == "null" || raw[k] == nil {
+			t.Errorf("%q is %s", k, raw[k])
+		}
+	}
+	return doc
+}
+
+// rcFixture makes topic t (partitions partitions) with records a, b, c in
+// partition 0, and returns the data directory.
+func rcFixture(t *testing.T, partitions int) string {
+	t.Helper()
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t", "--partitions", fmt.Sprint(partitions))
+	mustRun(t, dir, "a\nb\nc\n", "append", "t", "--partition", "0")
+	return dir
+}
+
+// rcTear cuts n bytes off the end of a partition's first segment.
+func rcTear(t *testing.T, dir, topic string, p, n int) {
+	t.Helper()
+	path := logPath(dir, topic, p)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()-int64(n)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rcFlip inverts the byte at pos of a partition's first segment.
+func rcFlip(t *testing.T, dir, topic string, p int, pos int64) {
+	t.Helper()
+	path := logPath(dir, topic, p)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[pos] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecoverTornTailTable(t *testing.T) {
+	dir := rcFixture(t, 1)
+	rcTear(t, dir, "t", 0, 5) // three records of 29 bytes: c is torn
+	r := mustRun(t, dir, "", "recover", "t")
+	for _, want := range []string{
+		"partition t/0 (" + filepath.Join(dir, "t", "0") + "): recovered, next offset 2\n",
+		"| SEGMENT                  | RECORDS | VALID BYTES | BYTES CUT | SAVED TO",
+		"| 00000000000000000000.log |       2 |          58 |        24 | .quarantine/t/0/00000000000000000000.log.58-82.",
+		"| trimmed | incomplete record cut at byte 58 |",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr: %q", r.stderr)
+	}
+	if got := readValues(t, dir, "t", 0); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("read %q", got)
+	}
+	bins, _ := filepath.Glob(filepath.Join(dir, ".quarantine", "t", "0", "*.bin"))
+	if len(bins) != 1 {
+		t.Fatalf("quarantine: %q", bins)
+	}
+	if b, _ := os.ReadFile(bins[0]); len(b) != 24 {
+		t.Errorf("quarantined %d bytes", len(b))
+	}
+	// Nothing more to do, and appending goes on at offset 2.
+	r = mustRun(t, dir, "", "recover", "t")
+	if !strings.Contains(r.stdout, "nothing to do, next offset 2") || strings.Contains(r.stdout, "recovered") {
+		t.Errorf("second run:\n%s", r.stdout)
+	}
+	mustRun(t, dir, "d\n", "append", "t")
+	if got := readRecords(t, dir, "t"); len(got) != 3 || got[2].offset != 2 || string(got[2].value) != "d" {
+		t.Errorf("after append: %+v", got)
+	}
+}
+
+func TestRecoverJSONOutput(t *testing.T) {
+	dir := rcFixture(t, 2)
+	rcTear(t, dir, "t", 0, 5)
+	pdir := filepath.Join(dir, "t", "0")
+	os.WriteFile(filepath.Join(pdir, "00000000000000000000.index.tmp"), []byte("x"), 0o644)
+	r := mustRun(t, dir, "", "recover", "--json")
+	doc := rcParse(t, r.stdout)
+	if doc.DryRun || doc.Salvage || len(doc.Partitions) != 2 || len(doc.Skipped) != 0 || len(doc.Errors) != 0 {
+		t.Fatalf("document %+v", doc)
+	}
+	p := doc.Partitions[0]
+	if p.Topic != "t" || p.Partition != 0 || p.Next != 2 || !p.Changed || len(p.Segments) != 1 || len(p.Problems) != 0 {
+		t.Fatalf("partition %+v", p)
+	}
+	sg := p.Segments[0]
+	if sg.Segment != "00000000000000000000.log" || sg.Size != 82 || sg.Records != 2 || sg.ValidBytes != 58 ||
+		sg.Index != "trimmed" || sg.TimeIndex != "trimmed" || sg.Interval != 1 || sg.SplitFrom != nil || sg.SplitInto == nil || sg.Problem != nil {
+		t.Errorf("segment %+v", sg)
+	}
+	c := sg.Cut
+	if c == nil || c.From != 58 || c.To != 82 || c.Bytes != 24 || c.Offset != 2 || c.SavedTo == nil || c.Whole ||
+		!strings.HasPrefix(*c.SavedTo, filepath.Join(dir, ".quarantine", "t", "0")+"/") || !strings.Contains(c.Reason, "incomplete") {
+		t.Errorf("cut %+v", c)
+	}
+	if len(p.Leftovers) != 1 || p.Leftovers[0].Action != "removed" || !strings.HasSuffix(p.Leftovers[0].Path, ".index.tmp") {
+		t.Errorf("leftovers %+v", p.Leftovers)
+	}
+	if q := doc.Partitions[1]; q.Changed || q.Next != 0 || len(q.Segments) != 1 || q.Segments[0].Cut != nil || q.Segments[0].Index != "kept" {
+		t.Errorf("partition 1: %+v", q)
+	}
+}
+
+func TestRecoverCorruptExitCodes(t *testing.T) {
+	dir := rcFixture(t, 1)
+	rcFlip(t, dir, "t", 0, 29+28) // b's value
+	pdir := filepath.Join(dir, "t", "0")
+	before := snapshot(t, pdir)
+
+	// Reported with advice, nothing cut: exit 3.
+	r := runIn(t, dir, nil, "recover", "t")
+	if r.code != exitProblems {
+		t.Fatalf("exit %d, stderr %s", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, "t/0: corrupt record at byte 29 of ", "(expected offset 1): crc mismatch",
+		"left in place", "seglog recover t --partition 0 --salvage")
+	if !strings.Contains(r.stdout, "1 problem left") || !strings.Contains(r.stdout, "| left  | corrupt record at byte 29 (offset 1): crc mismatch; left in place |") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	sameSnapshot(t, before, snapshot(t, pdir))
+	if _, err := os.Stat(filepath.Join(dir, ".quarantine")); err == nil {
+		t.Error("something went to quarantine")
+	}
+	// The plan says the same.
+	if r := runIn(t, dir, nil, "recover", "t", "--dry-run", "--json"); r.code != exitProblems || len(rcParse(t, r.stdout).Partitions[0].Problems) != 1 {
+		t.Errorf("dry run: exit %d\n%s", r.code, r.stdout)
+	}
+
+	// --salvage splits the segment: exit 0, every valid record readable.
+	r = runIn(t, dir, nil, "recover", "t", "--salvage", "--json")
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("salvage: exit %d, stderr %s", r.code, r.stderr)
+	}
+	doc := rcParse(t, r.stdout)
+	p := doc.Partitions[0]
+	if len(p.Segments) != 2 || p.Segments[0].Records != 1 || !slices.Equal(p.Segments[0].SplitInto, []string{"00000000000000000002.log"}) ||
+		p.Segments[1].Base != 2 || p.Segments[1].SplitFrom == nil || p.Segments[1].Index != "created" ||
+		len(p.Gaps) != 1 || p.Gaps[0].From != 1 || p.Gaps[0].To != 2 || !p.Segments[0].Cut.Whole {
+		t.Errorf("salvage: %s", r.stdout)
+	}
+	recs := readRecords(t, dir, "t")
+	if len(recs) != 2 || recs[0].offset != 0 || recs[1].offset != 2 || string(recs[1].value) != "c" {
+		t.Errorf("read after salvage: %+v", recs)
+	}
+	// verify-crc lists the gap as known, also once the quarantine is gone.
+	verify := func() {
+		t.Helper()
+		if r := runIn(t, dir, nil, "verify-crc", "t"); r.code != exitOK || !strings.Contains(r.stdout, "known") {
+			t.Errorf("verify-crc after salvage: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	verify()
+	mustRun(t, dir, "", "quarantine", "purge")
+	verify()
+	mustRun(t, dir, "", "recover", "t")
+}
+
+func TestRecoverUsageAndRuntimeErrors(t *testing.T) {
+	dir := rcFixture(t, 1)
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		wants []string
+	}{
+		{[]string{"recover", "no/such"}, exitUsage, []string{"invalid topic name"}},
+		{[]string{"recover", "t", "--partition", "-1"}, exitUsage, []string{"--partition must be 0 or more"}},
+		{[]string{"recover", "t", "--wait", "--wait-timeout", "1s"}, exitUsage, []string{"exclude each other"}},
+		{[]string{"recover", "t", "--wait-timeout", "soon"}, exitUsage, []string{"--wait-timeout"}},
+		{[]string{"recover", "--bogus"}, exitUsage, []string{"unknown flag --bogus"}},
+		{[]string{"recover", "nope"}, exitError, []string{"topic nope", "not found"}},
+		{[]string{"recover", "t", "--partition", "3"}, exitError, []string{"topic t has partitions 0..0, not 3"}},
+		{[]string{"-d", filepath.Join(dir, "missing"), "recover"}, exitError, []string{"does not exist"}},
+		{[]string{"quarantine", "list", "--older-than", "1h"}, exitUsage, []string{"for 'seglog quarantine purge'"}},
+		{[]string{"quarantine", "purge", "--older-than", "bogus"}, exitUsage, []string{"--older-than"}},
+		{[]string{"quarantine", "purge", "../x"}, exitUsage, []string{"invalid topic name"}},
+	} {
+		r := runIn(t, dir, nil, tc.args...)
+		if r.code != tc.code {
+			t.Errorf("%q: exit %d, want %d; stderr %s", tc.args, r.code, tc.code, r.stderr)
+			continue
+		}
+		wantOneErrorLine(t, r.stderr, tc.wants...)
+	}
+}
+
+func TestRecoverEveryTopicSkipsLocked(t *testing.T) {
+	dir := rcFixture(t, 2)
+	mustRun(t, dir, "", "create", "u")
+	mustRun(t, dir, "x\ny\n", "append", "u")
+	rcTear(t, dir, "t", 0, 5)
+	rcTear(t, dir, "u", 0, 3)
+	// A live appender holds u/0 for the whole run.
+	w, err := logstore.Open(dir).OpenWriter("u", 0, logstore.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			w.Close()
+		}
+	})
+	uBefore := snapshot(t, filepath.Join(dir, "u", "0"))
+
+	r := runIn(t, dir, nil, "recover", "--wait-timeout", "50ms")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr, "seglog: warning: skipped partition u/0: partition u/0 is locked by another process") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr: %q", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "partition t/0 (") || !strings.Contains(r.stdout, "partition t/1 (") || strings.Contains(r.stdout, "partition u/0") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if got := readValues(t, dir, "t", 0); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("t/0 reads %q", got)
+	}
+	sameSnapshot(t, uBefore, snapshot(t, filepath.Join(dir, "u", "0")))
+
+	// Without --wait-timeout it is skipped at once; --json lists it as
+	// skipped; --quiet drops the warning.
+	start := time.Now()
+	r = runIn(t, dir, nil, "recover", "--json", "--quiet")
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("skipping a partition a writer holds took %v", d)
+	}
+	doc := rcParse(t, r.stdout)
+	if r.code != exitOK || r.stderr != "" || len(doc.Skipped) != 1 || doc.Skipped[0].Topic != "u" || doc.Skipped[0].Partition == nil ||
+		*doc.Skipped[0].Partition != 0 || !strings.Contains(doc.Skipped[0].Reason, "locked") {
+		t.Errorf("exit %d, stderr %q, skipped %+v", r.code, r.stderr, doc.Skipped)
+	}
+
+	// Named, it is an error.
+	r = runIn(t, dir, nil, "recover", "u", "--wait-timeout", "50ms")
+	if r.code != exitError {
+		t.Fatalf("recover u: exit %d", r.code)
+	}
+	wantOneErrorLine(t, r.stderr, "partition u/0 is locked by another process", "--wait")
+
+	// Once the writer is gone it is recovered (the writer cut its own tail
+	// on opening, so there is nothing left to do).
+	closed = true
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = mustRun(t, dir, "", "recover", "u")
+	if !strings.Contains(r.stdout, "partition u/0 (") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+func TestRecoverDryRunChangesNothing(t *testing.T) {
+	dir := rcFixture(t, 1)
+	rcFlip(t, dir, "t", 0, 29+28)
+	mustRun(t, dir, "d\n", "append", "t", "--segment-bytes", "1") // a second segment, which the damage is not in
+	pdir := filepath.Join(dir, "t", "0")
+	os.Remove(filepath.Join(pdir, "00000000000000000003.index"))
+	os.WriteFile(filepath.Join(pdir, "00000000000000000009.timeindex"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "t", ".settings.tmp"), nil, 0o644)
+	before := snapshot(t, dir)
+	r := mustRun(t, dir, "", "recover", "--dry-run", "--salvage")
+	sameSnapshot(t, before, snapshot(t, dir))
+	for _, want := range []string{
+		"would remove t/.settings.tmp (temporary file of an interrupted operation)\n",
+		"partition t/0 (" + pdir + "): plan (dry run: nothing was changed), next offset 4\n",
+		"| 00000000000000000000.log |       1 |          29 |        58 | .quarantine/t/0/ | trimmed ",
+		"| corrupt record at byte 29: split, records after it moved to 00000000000000000002.log |",
+		"| 00000000000000000002.log |       1 |          29 |         - | -                | created ",
+		"| rescued from 00000000000000000000.log ",
+		"| 00000000000000000003.log |       1 |          29 |         - | -                | index rebuilt, timeindex kept | - ",
+		"would remove t/0/00000000000000000009.timeindex (index file without its .log)\n",
+		"would record offsets 1 as a known gap in t/0/.gaps.json\n",
+	} {
+		if !strings.Contains(strings.ReplaceAll(r.stdout, dir+"/", ""), strings.ReplaceAll(want, dir+"/", "")) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The real run does what the plan said.
+	r2 := mustRun(t, dir, "", "recover", "--salvage")
+	if !strings.Contains(r2.stdout, "recorded offsets 1 as a known gap") || !strings.Contains(r2.stdout, "removed t/.settings.tmp") {
+		t.Errorf("recover:\n%s", r2.stdout)
+	}
+	if got := readValues(t, dir, "t", 0); !slices.Equal(got, []string{"a", "c", "d"}) {
+		t.Errorf("read %q", got)
+	}
+}
+
+func TestQuarantineListPurge(t *testing.T) {
+	dir := rcFixture(t, 2)
+	r := mustRun(t, dir, "", "quarantine")
+	if !strings.Contains(r.stdout, "is empty") {
+		t.Errorf("empty quarantine: %s", r.stdout)
+	}
+	rcTear(t, dir, "t", 0, 5)
+	mustRun(t, dir, "", "recover")
+	r = mustRun(t, dir, "", "quarantine", "list")
+	for _, want := range []string{"| TOPIC | PARTITION | SAVED", "| t     |         0 |", "| 00000000000000000000.log |   58 |    24 | .quarantine/t/0/", "incomplete record"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	var doc struct {
+		Entries []struct {
+			Topic     string `json:"topic"`
+			Partition int    `json:"partition"`
+			Time      string `json:"time"`
+			Source    string `json:"source"`
+			Pos       int64  `json:"pos"`
+			Length    int64  `json:"length"`
+			Data      string `json:"data"`
+			DataBytes *int64 `json:"data_bytes"`
+			Note      string `json:"note"`
+		} `json:"entries"`
+	}
+	r = mustRun(t, dir, "", "quarantine", "--json", "t", "--partition", "0")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Entries) != 1 {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	e := doc.Entries[0]
+	if e.Topic != "t" || e.Pos != 58 || e.Length != 24 || e.DataBytes == nil || *e.DataBytes != 24 || len(e.Time) != len("2006-01-02T15:04:05.000000000Z") ||
+		e.Source != logPath(dir, "t", 0) {
+		t.Errorf("entry %+v", e)
+	}
+	if r := mustRun(t, dir, "", "quarantine", "list", "t", "--partition", "1", "--json"); !strings.Contains(r.stdout, `"entries": []`) {
+		t.Errorf("partition 1: %s", r.stdout)
+	}
+
+	// Too young for --older-than; a dry run deletes nothing.
+	if r := mustRun(t, dir, "", "quarantine", "purge", "--older-than", "1h"); !strings.HasPrefix(r.stdout, "purged 0 pieces (0 B)") {
+		t.Errorf("purge --older-than: %s", r.stdout)
+	}
+	if r := mustRun(t, dir, "", "quarantine", "purge", "--dry-run"); !strings.HasPrefix(r.stdout, "would purge 1 piece (24 B)") {
+		t.Errorf("purge --dry-run: %s", r.stdout)
+	}
+	for _, p := range []string{e.Data, e.Note} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("after a dry run: %v", err)
+		}
+	}
+	if r := mustRun(t, dir, "", "quarantine", "purge", "t"); !strings.HasPrefix(r.stdout, "purged 1 piece (24 B) from ") {
+		t.Errorf("purge: %s", r.stdout)
+	}
+	for _, p := range []string{e.Data, e.Note} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s still there", p)
+		}
+	}
+	if r := mustRun(t, dir, "", "quarantine"); !strings.Contains(r.stdout, "is empty") {
+		t.Errorf("after purge: %s", r.stdout)
+	}
+}

@@ -1,0 +1,502 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+type verifyCRCOptions struct {
+	targets   []string // topics, or directories when they hold a '/'; none: every topic
+	partition int      // -1: all
+	jobs      int
+	json      bool
+}
+
+func verifyCRCCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify-crc",
+		Usage:     "check every record, segment boundary and index of partitions",
+		ArgsUsage: "[TOPIC|PARTITION-DIR...]",
+		Description: "Only reads: opens every file read-only, changes nothing and takes no lock, so it\n" +
+			"runs beside writers, readers and sweeps. Checks every record of every segment from\n" +
+			"its first byte (header, keylen <= size, CRC, offsets following on from the segment's\n" +
+			"base), overlapping segments, offset gaps between segments (a gap recorded in the\n" +
+			"partition's .gaps.json is listed as known), the active segment's tail (incomplete\n" +
+			"is a note while a writer holds the partition, a problem otherwise) and each .index\n" +
+			"and .timeindex entry against the records. No TOPIC: every topic. A TOPIC\n" +
+			"containing '/' names a partition (or topic) directory directly.\n\n" +
+			"Prints one line per finding: 'problem', 'note' or 'known', the file, the byte\n" +
+			"position and offset concerned, and why; then a table per partition and 'N problems\n" +
+			"found' or 'no problems found'. With --quiet, no table. Exit status 3 when a problem\n" +
+			"was found, 1 when the check could not finish (an I/O error), even with problems.\n" +
+			"A missing or short index, entries past the log's end and timestamps going\n" +
+			"backwards are notes: 'seglog recover' rebuilds indexes.\n\n" +
+			"--json prints one JSON object per line: {\"type\":\"finding\", \"severity\", \"kind\",\n" +
+			"\"partition\", \"path\", \"pos\", \"offset\", \"reason\"} for each finding (pos and offset\n" +
+			"null when they do not apply), then {\"type\":\"summary\", \"partitions\":[{\"partition\",\n" +
+			"\"dir\", \"segments\", \"records\", \"bytes\", \"problems\", \"notes\", \"known\",\n" +
+			"\"writer_pid\", \"complete\", \"missing\"}], \"problems\", \"notes\", \"known\",\n" +
+			"\"complete\"}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
+			"index-order, missing-partition, gaps-file; incomplete-tail (a note while a writer\n" +
+			"holds the partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
+			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +
+			"(keys not where FNV-1a routing puts them), segment-gone, no-segments.\n\n" +
+			"Examples:\n" +
+			"  seglog verify-crc\n" +
+			"  seglog verify-crc orders --partition 2 --jobs 1\n" +
+			"  seglog verify-crc /backup/data/orders/0\n" +
+			"  seglog verify-crc orders --json | jq -c 'select(.severity == \"problem\")'",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "check only partition `P`", DefaultText: "all"},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "check `N` segments (or pieces of large ones) at once", DefaultText: "one per CPU"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per finding, then a summary object"},
+		},
+		Action: func(c *cli.Context) error {
+			o := verifyCRCOptions{targets: c.Args().Slice(), partition: c.Int("partition"), jobs: c.Int("jobs"), json: c.Bool("json")}
+			if c.IsSet("partition") && o.partition < 0 {
+				return usagef("--partition must be 0 or more, not %d", o.partition)
+			}
+			if o.jobs < 1 {
+				return usagef("--jobs must be 1 or more, not %d", o.jobs)
+			}
+			for _, t := range o.targets {
+				if strings.Contains(t, "/") {
+					continue
+				}
+				if err := checkTopicName(t); err != nil {
+					return err
+				}
+			}
+			return runVerifyCRC(envFrom(c), o)
+		},
+	}
+}
+
+// verifyPart is a partition verify-crc covers: to be checked, or missing.
+type verifyPart struct {
+	name    string
+	dir     string
+	missing bool
+	target  logstore.VerifyTarget
+	report  logstore.VerifyReport
+}
+
+// verifyGather lists the partitions an argument covers: a topic of the
+// data directory, a topic or partition directory given by path. Missing
+// partitions are listed as such; what cannot be opened goes to probs.
+func verifyGather(e *env, arg string, only int, probs *problems) ([]verifyPart, error) {
+	if !strings.Contains(arg, "/") {
+		return verifyGatherTopic(filepath.Join(e.dataDir, arg), arg, e.dataDir, only, probs)
+	}
+	dir := filepath.Clean(arg)
+	if isTopicDir(dir) {
+		return verifyGatherTopic(dir, dir, "", only, probs)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("partition directory %s: %w", dir, err)
+	}
+	n, err := format.ParsePartition(filepath.Base(dir))
+	if err != nil {
+		n = 0 // a copy under another name
+	}
+	if only >= 0 && only != n {
+		return nil, usagef("--partition %d does not match the partition directory %s", only, dir)
+	}
+	p, err := logstore.OpenPartitionDir(dir, dir)
+	if err != nil {
+		return nil, err
+	}
+	// The topic's partition count is unknown here: no key-routing hint.
+	return []verifyPart{{name: dir, dir: dir, target: logstore.VerifyTarget{Partition: p, Number: n}}}, nil
+}
+
+// verifyGatherTopic lists the partitions of the topic in dir (named name
+// in output) itself, like describe, so that one missing in the middle is
+// reported while the others are still checked.
+func verifyGatherTopic(dir, name, dataDir string, only int, probs *problems) ([]verifyPart, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && dataDir != "" {
+			return nil, fmt.Errorf("topic %s in %s: %w (create it with 'seglog create %s')", name, dataDir, logstore.ErrTopicNotFound, name)
+		}
+		return nil, fmt.Errorf("topic %s: %w", name, err)
+	}
+	present := map[int]bool{}
+	n := 0
+	for _, en := range entries {
+		if p, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
+			present[p] = true
+			n = max(n, p+1)
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, logstore.ErrPartitionNotFound)
+	}
+	if only >= n {
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", name, n-1, only, logstore.ErrPartitionNotFound)
+	}
+	var parts []verifyPart
+	for p := range n {
+		if only >= 0 && p != only {
+			continue
+		}
+		vp := verifyPart{name: fmt.Sprintf("%s/%d", name, p), dir: filepath.Join(dir, strconv.Itoa(p))}
+		if !present[p] {
+			vp.missing = true
+			parts = append(parts, vp)
+			continue
+		}
+		part, err := logstore.OpenPartitionDir(vp.dir, vp.name)
+		if err != nil {
+			*probs = append(*probs, err)
+			continue
+		}
+		vp.target = logstore.VerifyTarget{Partition: part, Number: p, Count: n}
+		parts = append(parts, vp)
+	}
+	return parts, nil
+}
+
+func runVerifyCRC(e *env, o verifyCRCOptions) error {
+	args, err := topicTargets(e, o.targets)
+	if err != nil {
+		return err
+	}
+	var probs problems
+	var parts []verifyPart
+	for _, arg := range args {
+		ps, err := verifyGather(e, arg, o.partition, &probs)
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return err
+		}
+		if err != nil {
+			probs = append(probs, err)
+			continue
+		}
+		parts = append(parts, ps...)
+	}
+
+	bar := newVerifyBar(e)
+	out := &verifyPrinter{w: e.stdout, json: o.json, bar: bar}
+	var targets []logstore.VerifyTarget
+	var index []int // parts[index[i]] is targets[i]
+	for i, p := range parts {
+		if p.missing {
+			// SPEC §1: never a silently different partition count.
+			f := logstore.Finding{Severity: logstore.SeverityProblem, Kind: logstore.FindingMissingPartition, Partition: p.name,
+				Path: p.dir, Pos: -1, Offset: -1,
+				Reason: "partition directory missing, though the topic has higher ones: key routing would change"}
+			if err := out.finding(f); err != nil {
+				return err
+			}
+			continue
+		}
+		targets = append(targets, p.target)
+		index = append(index, i)
+	}
+	reports, verr := logstore.Verify(targets, logstore.VerifyOptions{Jobs: o.jobs, Finding: out.finding, Progress: bar.update})
+	bar.finish()
+	for i, r := range reports {
+		parts[index[i]].report = r
+	}
+	if verr != nil && !out.checked(verr) {
+		return verr // stdout failed: nothing more can be said there
+	}
+	if err := out.summary(parts, verr == nil && len(probs) == 0, e.quiet); err != nil {
+		return err
+	}
+	if joined, ok := verr.(interface{ Unwrap() []error }); ok {
+		probs = append(probs, joined.Unwrap()...) // one "; "-separated error line
+	} else if verr != nil {
+		probs = append(probs, verr)
+	}
+	if err := probs.err(); err != nil {
+		return err
+	}
+	if out.problems > 0 {
+		return errProblemsFound
+	}
+	return nil
+}
+
+// verifyPrinter writes verify-crc's findings and summary.
+type verifyPrinter struct {
+	w                      io.Writer
+	json                   bool
+	bar                    *verifyBar
+	problems, notes, known int
+	writeErr               error // the first write to w that failed
+}
+
+// checked tells an error of the check (I/O on the data) from one of the
+// output.
+func (p *verifyPrinter) checked(err error) bool {
+	return p.writeErr == nil || !errors.Is(err, p.writeErr)
+}
+
+// verifyFindingJSON is a finding as --json prints it.
+type verifyFindingJSON struct {
+	Type      string `json:"type"` // "finding"
+	Severity  string `json:"severity"`
+	Kind      string `json:"kind"`
+	Partition string `json:"partition"`
+	Path      string `json:"path"`
+	Pos       *int64 `json:"pos"`
+	Offset    *int64 `json:"offset"`
+	Reason    string `json:"reason"`
+}
+
+func (p *verifyPrinter) finding(f logstore.Finding) error {
+	switch f.Severity {
+	case logstore.SeverityProblem:
+		p.problems++
+	case logstore.SeverityNote:
+		p.notes++
+	case logstore.SeverityKnown:
+		p.known++
+	}
+	var b []byte
+	if p.json {
+		j := verifyFindingJSON{Type: "finding", Severity: f.Severity.String(), Kind: string(f.Kind), Partition: f.Partition,
+			Path: f.Path, Reason: f.Reason}
+		if f.Pos >= 0 {
+			j.Pos = &f.Pos
+		}
+		if f.Offset >= 0 {
+			j.Offset = &f.Offset
+		}
+		var err error
+		if b, err = json.Marshal(j); err != nil {
+			return err
+		}
+		b = append(b, '\n')
+	} else {
+		b = verifyFindingLine(f)
+	}
+	p.bar.clear()
+	if _, err := p.w.Write(b); err != nil {
+		p.writeErr = err
+		return err
+	}
+	return nil
+}
+
+// verifyFindingLine is a finding as one line of text:
+// "problem PATH byte POS offset OFFSET: REASON", without the byte or offset
+// part when it does not apply.
+func verifyFindingLine(f logstore.Finding) []byte {
+	b := fmt.Appendf(nil, "%-7s %s", f.Severity, f.Path)
+	if f.Pos >= 0 {
+		b = fmt.Appendf(b, " byte %d", f.Pos)
+	}
+	if f.Offset >= 0 {
+		b = fmt.Appendf(b, " offset %d", f.Offset)
+	}
+	b = append(b, ": "...)
+	b = append(b, strings.ReplaceAll(f.Reason, "\n", " ")...)
+	return append(b, '\n')
+}
+
+// Columns of verify-crc's table, and which of them hold numbers.
+var verifyHeader = []string{"PARTITION", "SEGMENTS", "RECORDS", "BYTES", "PROBLEMS", "NOTES", "KNOWN"}
+
+const verifyNumeric = "SEGMENTS RECORDS BYTES PROBLEMS NOTES KNOWN"
+
+type verifySummaryJSON struct {
+	Type       string                       `json:"type"` // "summary"
+	Partitions []verifyPartitionSummaryJSON `json:"partitions"`
+	Problems   int                          `json:"problems"`
+	Notes      int                          `json:"notes"`
+	Known      int                          `json:"known"`
+	Complete   bool                         `json:"complete"`
+}
+
+type verifyPartitionSummaryJSON struct {
+	Partition string `json:"partition"`
+	Dir       string `json:"dir"`
+	Segments  int    `json:"segments"`
+	Records   uint64 `json:"records"`
+	Bytes     int64  `json:"bytes"`
+	Problems  int    `json:"problems"`
+	Notes     int    `json:"notes"`
+	Known     int    `json:"known"`
+	WriterPid *int   `json:"writer_pid"`
+	Complete  bool   `json:"complete"`
+	Missing   bool   `json:"missing"`
+}
+
+// summary prints the table (not with quiet) and the last line, or the
+// JSON summary object. complete is false when something could not be
+// checked.
+func (p *verifyPrinter) summary(parts []verifyPart, complete, quiet bool) error {
+	if p.json {
+		s := verifySummaryJSON{Type: "summary", Partitions: []verifyPartitionSummaryJSON{}, Problems: p.problems, Notes: p.notes,
+			Known: p.known, Complete: complete}
+		for _, vp := range parts {
+			r := vp.report
+			j := verifyPartitionSummaryJSON{Partition: vp.name, Dir: vp.dir, Missing: vp.missing}
+			if vp.missing {
+				j.Problems = 1
+			} else {
+				j.Segments, j.Records, j.Bytes, j.Problems, j.Notes, j.Known, j.Complete = r.Segments, r.Records, r.Bytes, r.Problems, r.Notes, r.Known, r.Complete
+				if r.WriterPid != 0 {
+					pid := r.WriterPid
+					j.WriterPid = &pid
+				}
+			}
+			s.Partitions = append(s.Partitions, j)
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = p.w.Write(append(b, '\n'))
+		return err
+	}
+	var b bytes.Buffer
+	if !quiet && len(parts) > 0 {
+		if p.problems+p.notes+p.known > 0 {
+			b.WriteByte('\n')
+		}
+		rows := make([][]string, 0, len(parts))
+		for _, vp := range parts {
+			r := vp.report
+			if vp.missing {
+				rows = append(rows, []string{vp.name, "missing", "-", "-", "1", "-", "-"})
+				continue
+			}
+			name := vp.name
+			if !r.Complete {
+				name += " (incomplete)"
+			}
+			rows = append(rows, []string{name, strconv.Itoa(r.Segments), strconv.FormatUint(r.Records, 10), humanSize(r.Bytes),
+				strconv.Itoa(r.Problems), strconv.Itoa(r.Notes), strconv.Itoa(r.Known)})
+		}
+		if err := renderTable(&b, verifyHeader, verifyNumeric, rows); err != nil {
+			return err
+		}
+	}
+	switch p.problems {
+	case 0:
+		b.WriteString("no problems found")
+	case 1:
+		b.WriteString("1 problem found")
+	default:
+		fmt.Fprintf(&b, "%d problems found", p.problems)
+	}
+	var more []string
+	if p.notes > 0 {
+		more = append(more, verifyPlural(p.notes, "note", "notes"))
+	}
+	if p.known > 0 {
+		more = append(more, verifyPlural(p.known, "known gap", "known gaps"))
+	}
+	if len(more) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(more, ", "))
+	}
+	if !complete {
+		b.WriteString(", but the check could not finish")
+	}
+	b.WriteByte('\n')
+	_, err := p.w.Write(b.Bytes())
+	return err
+}
+
+func verifyPlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// verifyBar is verify-crc's progress bar: on stderr, only when it is a
+// terminal, the check has run for a second, and neither --quiet nor
+// --no-progress was given.
+type verifyBar struct {
+	w       io.Writer
+	enabled bool
+	start   time.Time
+	bar     *progressbar.ProgressBar
+}
+
+func newVerifyBar(e *env) *verifyBar {
+	b := &verifyBar{w: e.stderr, start: time.Now()}
+	if f, ok := e.stderr.(*os.File); ok && !e.quiet && !e.noProgress {
+		b.enabled = term.IsTerminal(int(f.Fd()))
+	}
+	return b
+}
+
+// update is logstore.VerifyOptions.Progress: bytes of .log checked.
+func (b *verifyBar) update(done, total int64) {
+	if !b.enabled || total <= 0 {
+		return
+	}
+	if b.bar == nil {
+		// Made at once, so that its rate counts from the start, and drawn
+		// from the second second on.
+		b.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(verifyLateWriter{w: b.w, from: b.start.Add(time.Second)}),
+			progressbar.OptionSetDescription("verify-crc"),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionUseIECUnits(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond))
+	}
+	if total != b.bar.GetMax64() {
+		b.bar.ChangeMax64(total)
+	}
+	_ = b.bar.Set64(min(done, total))
+}
+
+// verifyLateWriter drops what is written to it before from: a short run
+// shows no bar at all.
+type verifyLateWriter struct {
+	w    io.Writer
+	from time.Time
+}
+
+func (l verifyLateWriter) Write(p []byte) (int, error) {
+	if time.Now().Before(l.from) {
+		return len(p), nil
+	}
+	return l.w.Write(p)
+}
+
+// clear takes the bar off the line, before a finding is printed.
+func (b *verifyBar) clear() {
+	if b.bar != nil {
+		_ = b.bar.Clear()
+	}
+}
+
+// finish takes the bar away for good, before the summary.
+func (b *verifyBar) finish() {
+	if b.bar != nil {
+		_ = b.bar.Clear()
+		_ = b.bar.Exit()
+		b.bar = nil
+	}
+	b.enabled = false
+}

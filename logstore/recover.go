@@ -1,0 +1,1543 @@
+package logstore
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seglog/seglog/format"
+)
+
+// Recovery (SPEC §6) plans first and acts second. The plan scans every
+// segment whole and classifies what it finds (SPEC §2); acting then
+// follows an order in which every intermediate state is either harmless or
+// recognised and finished by the next recover:
+//
+//   - leftovers of interrupted operations go first, so nothing later
+//     trips over a stale temporary file;
+//   - bytes are cut only after they were copied to quarantine durably;
+//   - an index is replaced through <name>.tmp, fsync, rename, fsync of
+//     the directory, or trimmed in place (a shorter prefix of itself);
+//   - a salvage split writes each rescued run of records as a new
+//     segment through temporary files renamed into place (.index and
+//     .timeindex first, the .log last: the .log makes the segment exist),
+//     records the gap, and only then cuts the damaged segment. A recover
+//     interrupted after some new segments exist finds the damaged segment
+//     still whole, its rescued records already present, byte for byte, as
+//     the segments named after them, and finishes the split (even without
+//     --salvage: the split was asked for and half done).
+
+// IndexAction says what recover did, or would do, to an index file.
+type IndexAction string
+
+const (
+	// IndexKept: the file already holds exactly what a writer would have
+	// written for the records the segment keeps.
+	IndexKept IndexAction = "kept"
+	// IndexTrimmed: it held that and more (entries past the valid data,
+	// a partial last entry); the rest was cut off its end.
+	IndexTrimmed IndexAction = "trimmed"
+	// IndexRebuilt: it was missing, short or wrong and was written anew
+	// from the .log.
+	IndexRebuilt IndexAction = "rebuilt"
+	// IndexCreated: written for a segment salvage made.
+	IndexCreated IndexAction = "created"
+	// IndexLeft: not looked at, as the segment holds damage left in place.
+	IndexLeft IndexAction = "left"
+)
+
+// RecoverOptions control Recover and RecoverTopic.
+type RecoverOptions struct {
+	// DryRun plans and reports, and changes nothing.
+	DryRun bool
+	// Salvage rescues the valid records after a corrupt one by splitting
+	// the segment; without it corruption is reported and left in place.
+	Salvage bool
+	// LockWait is how long to retry a held lock: 0 means DefaultLockWait,
+	// WaitForever no limit.
+	LockWait time.Duration
+	// TryPartitionLocks tries each partition's writer lock once instead
+	// of waiting LockWait for it. Under the topic's maintenance lock only
+	// a writer (append, import) can hold it, for as long as it runs: a run
+	// over every topic skips its partitions rather than wait for each.
+	TryPartitionLocks bool
+}
+
+// RecoverReport is what recover did (or, in a dry run, would do) to one
+// partition.
+type RecoverReport struct {
+	Topic     string
+	Partition int
+	Dir       string
+	DryRun    bool
+	// Next is the partition's next offset, the same before and after:
+	// recover never lowers it.
+	Next      uint64
+	Segments  []SegmentRecovery
+	Leftovers []RecoverLeftover
+	// Gaps are the offset ranges this run recorded (or would record) in
+	// the partition's .gaps.json.
+	Gaps []Gap
+	// Problems are damage left in place: a *CorruptionError for a corrupt
+	// record that only Salvage may cut, or an overlap recover cannot undo.
+	Problems []error
+}
+
+// Changed reports whether the run changed anything (in a dry run: would).
+func (r *RecoverReport) Changed() bool {
+	for _, l := range r.Leftovers {
+		if !l.Kept {
+			return true
+		}
+	}
+	for _, sr := range r.Segments {
+		if sr.Changed() {
+			return true
+		}
+	}
+	return len(r.Gaps) > 0
+}
+
+// SegmentRecovery is one segment's part of a RecoverReport.
+type SegmentRecovery struct {
+	Name       string // the .log file's name
+	Base       uint64
+	Size       int64       // the .log's size before recovery; 0 for a segment salvage made
+	Records    uint64      // valid records it holds after recovery
+	ValidBytes int64       // their bytes: the .log's size after recovery
+	Cut        *RecoverCut // bytes cut from the .log, nil when none
+	Index      IndexAction
+	TimeIndex  IndexAction
+	Interval   int // index interval of the indexes it keeps or gets
+	// SplitFrom names, for a segment made by salvage, the segment its
+	// records were rescued from.
+	SplitFrom string
+	// SplitInto names, for a segment salvage split, the segments made of
+	// its rescued records.
+	SplitInto []string
+	// Finished: the split was begun by an interrupted recover and is
+	// finished by this one.
+	Finished bool
+	// Problem is damage left in place in this segment, if any.
+	Problem error
+}
+
+// Changed reports whether anything is (or would be) done to the segment.
+func (sr *SegmentRecovery) Changed() bool {
+	return sr.Cut != nil || sr.SplitFrom != "" ||
+		(sr.Index != IndexKept && sr.Index != IndexLeft) || (sr.TimeIndex != IndexKept && sr.TimeIndex != IndexLeft)
+}
+
+// RecoverCut is a byte range recover cut from a .log, and where it saved it.
+type RecoverCut struct {
+	From, To int64  // the bytes cut
+	Offset   uint64 // the offset a record at From would have had
+	Reason   string
+	// Saved is the quarantine copy ("" in a dry run). For a salvage split
+	// it holds the whole segment as it was, not only the cut bytes.
+	Saved string
+	Whole bool // Saved holds the whole original segment
+	// Linked: the disk was too full to copy, so the original file was
+	// hard-linked into quarantine and the segment replaced by a copy of
+	// the bytes it keeps.
+	Linked bool
+}
+
+// RecoverLeftover is a file or directory left by an interrupted operation.
+type RecoverLeftover struct {
+	Path string
+	What string // what it is left over from
+	// Kept: left in place, as it may belong to an operation still running.
+	Kept bool
+}
+
+// RecoverFailure is a partition RecoverTopic could not recover.
+type RecoverFailure struct {
+	Partition int
+	Err       error // a *LockedError when another process holds it
+	// Report is what was planned and done before the error, when the
+	// partition was locked and scanned.
+	Report *RecoverReport
+}
+
+// TopicRecovery is what RecoverTopic did.
+type TopicRecovery struct {
+	Topic      string
+	Dir        string
+	Leftovers  []RecoverLeftover // of the topic directory, and the topic's in the data directory
+	Partitions []RecoverReport
+	Failed     []RecoverFailure
+}
+
+// Recover recovers one partition (SPEC §6) under the topic's maintenance
+// lock and the partition's writer lock, and removes the topic's own
+// leftovers. See RecoverTopic.
+func (s *Store) Recover(topic string, partition int, opts RecoverOptions) (RecoverReport, error) {
+	rep := RecoverReport{Topic: topic, Partition: partition, Dir: s.PartitionDir(topic, partition), DryRun: opts.DryRun}
+	if partition < 0 {
+		return rep, fmt.Errorf("topic %s: no partition %d: %w", topic, partition, ErrPartitionNotFound)
+	}
+	tr, err := s.RecoverTopic(topic, partition, opts)
+	if err != nil {
+		return rep, err
+	}
+	if len(tr.Partitions) > 0 {
+		rep = tr.Partitions[0]
+	}
+	rep.Leftovers = append(slices.Clone(tr.Leftovers), rep.Leftovers...)
+	if len(tr.Failed) > 0 {
+		if r := tr.Failed[0].Report; r != nil {
+			rep = *r
+			rep.Leftovers = append(slices.Clone(tr.Leftovers), rep.Leftovers...)
+		}
+		return rep, tr.Failed[0].Err
+	}
+	return rep, nil
+}
+
+// RecoverTopic recovers the partitions of a topic (only that one when
+// only >= 0) under one hold of the topic's maintenance lock, each under its
+// writer lock: it cuts the active segment's incomplete tail, rebuilds
+// indexes that are missing, short, long or wrong, removes leftovers of
+// interrupted operations, and with Salvage splits segments around corrupt
+// records. Bytes it cuts are saved to quarantine first. A partition that
+// cannot be recovered (its lock is held, an I/O error) is listed in Failed
+// and the others are still recovered; the error returned is for the topic
+// as a whole (not found, its maintenance lock held).
+func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (TopicRecovery, error) {
+	tr := TopicRecovery{Topic: topic, Dir: filepath.Join(s.dir, topic)}
+	if err := format.ValidateTopic(topic); err != nil {
+		return tr, err
+	}
+	if opts.LockWait == 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	if fi, err := os.Stat(tr.Dir); err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return tr, fmt.Errorf("topic %s in %s: %w", topic, s.dir, ErrTopicNotFound)
+		}
+		return tr, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	lock, err := lockDir(tr.Dir, "topic "+topic, opts.LockWait)
+	if err != nil {
+		return tr, err
+	}
+	defer lock.Unlock()
+
+	entries, err := os.ReadDir(tr.Dir)
+	if err != nil {
+		return tr, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	present := map[int]bool{}
+	n := 0
+	for _, e := range entries {
+		if p, err := format.ParsePartition(e.Name()); err == nil && e.IsDir() {
+			present[p] = true
+			n = max(n, p+1)
+		}
+	}
+	if n == 0 {
+		return tr, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, tr.Dir, ErrPartitionNotFound)
+	}
+	if only >= n {
+		return tr, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
+	}
+	// The stored index interval is a fallback for segments whose indexes
+	// show none; settings that do not parse only lose that fallback.
+	st, _ := readSettings(filepath.Join(tr.Dir, settingsFile))
+
+	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
+	if err != nil {
+		return tr, err
+	}
+	for p := range n {
+		if only >= 0 && p != only {
+			continue
+		}
+		if !present[p] {
+			tr.Failed = append(tr.Failed, RecoverFailure{Partition: p,
+				Err: fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", topic, p, n-1, s.PartitionDir(topic, p), ErrPartitionNotFound)})
+			continue
+		}
+		rep, err := s.recoverPartition(topic, p, st.IndexInterval, opts)
+		if err != nil {
+			f := RecoverFailure{Partition: p, Err: err}
+			if rep.Dir != "" {
+				f.Report = &rep
+			}
+			tr.Failed = append(tr.Failed, f)
+			continue
+		}
+		tr.Partitions = append(tr.Partitions, rep)
+	}
+	return tr, nil
+}
+
+// RecoverDataDir removes the data directory's leftovers of interrupted
+// operations: the temporary directories of a create that did not finish
+// (.create-<topic>-<random>.tmp). Nothing locks a create, so one whose
+// topic does not exist is left alone while younger than a minute: it may
+// still be running.
+func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	var left []RecoverLeftover
+	for _, e := range entries {
+		name, ok := recCreateTopic(e.Name())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(s.dir, e.Name())
+		l := RecoverLeftover{Path: path, What: "temporary directory of an interrupted create"}
+		if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < recCreateGrace {
+				l.What, l.Kept = "temporary directory of a create that may still be running", true
+			}
+		}
+		left = append(left, l)
+	}
+	if opts.DryRun {
+		return left, nil
+	}
+	return left, s.recRemove(left)
+}
+
+// recCreateGrace is how old a create's temporary directory must be before
+// recover takes it for a leftover, when its topic does not exist.
+const recCreateGrace = time.Minute
+
+// recCreateTopic parses the name of a create's temporary directory
+// (".create-" topic[:200] "-" 12 hex digits ".tmp", see CreateTopic) and
+// returns the topic name in it.
+func recCreateTopic(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, ".create-")
+	if !ok {
+		return "", false
+	}
+	rest, ok = strings.CutSuffix(rest, ".tmp")
+	const rnd = 12
+	if !ok || len(rest) < rnd+2 || rest[len(rest)-rnd-1] != '-' {
+		return "", false
+	}
+	for _, c := range rest[len(rest)-rnd:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", false
+		}
+	}
+	return rest[:len(rest)-rnd-1], true
+}
+
+// recTopicLeftovers finds (and unless dryRun removes) the leftovers of a
+// topic: hidden temporary files and directories in its directory
+// (<topic>/.*.tmp: settings being replaced, a copy or import being built,
+// all under the maintenance lock we hold), and its create's temporary
+// directories in the data directory.
+func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryRun bool) ([]RecoverLeftover, error) {
+	var left []RecoverLeftover
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
+			what := "temporary file of an interrupted operation"
+			if e.IsDir() {
+				what = "temporary directory of an interrupted copy or import"
+			}
+			left = append(left, RecoverLeftover{Path: filepath.Join(dir, e.Name()), What: what})
+		}
+	}
+	if dentries, err := os.ReadDir(s.dir); err == nil {
+		for _, e := range dentries {
+			if name, ok := recCreateTopic(e.Name()); ok && e.IsDir() && name == topic[:min(len(topic), 200)] {
+				left = append(left, RecoverLeftover{Path: filepath.Join(s.dir, e.Name()), What: "temporary directory of an interrupted create"})
+			}
+		}
+	}
+	if dryRun {
+		return left, nil
+	}
+	return left, s.recRemove(left)
+}
+
+// recRemove deletes the leftovers not kept, then makes their removal
+// durable.
+func (s *Store) recRemove(left []RecoverLeftover) error {
+	dirs := map[string]bool{}
+	for _, l := range left {
+		if l.Kept {
+			continue
+		}
+		fi, err := os.Lstat(l.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && fi.IsDir() {
+			s.removeAll(l.Path)
+			_, err = os.Lstat(l.Path)
+			if err == nil {
+				err = fmt.Errorf("remove %s: directory not empty after removing its contents", l.Path)
+			} else if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		} else if err == nil {
+			err = s.fs.Remove(l.Path)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove leftover: %w", err)
+		}
+		dirs[filepath.Dir(l.Path)] = true
+	}
+	for _, d := range slices.Sorted(func(yield func(string) bool) {
+		for d := range dirs {
+			if !yield(d) {
+				return
+			}
+		}
+	}) {
+		if err := s.fs.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recPartitionLeftovers finds the leftovers of a partition directory and
+// of its quarantine directory.
+func (s *Store) recPartitionLeftovers(dir, qdir string) ([]RecoverLeftover, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	logs := map[uint64]bool{}
+	for _, e := range entries {
+		if base, ext, err := format.ParseSegmentName(e.Name()); err == nil && ext == format.LogExt && e.Type().IsRegular() {
+			logs[base] = true
+		}
+	}
+	var left []RecoverLeftover
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		var what string
+		switch base, ext, err := format.ParseSegmentName(name); {
+		case strings.HasSuffix(name, ".deleted"):
+			what = "file of an interrupted retention delete"
+		case strings.HasSuffix(name, ".tmp"):
+			what = "temporary file of an interrupted operation"
+		case err == nil && ext != format.LogExt && !logs[base]:
+			what = "index file without its .log"
+		default:
+			continue
+		}
+		left = append(left, RecoverLeftover{Path: filepath.Join(dir, name), What: what})
+	}
+	qentries, err := os.ReadDir(qdir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	notes := map[string]bool{}
+	for _, e := range qentries {
+		if b, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			notes[b] = true
+		}
+	}
+	for _, e := range qentries {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		var what string
+		if strings.HasSuffix(name, ".tmp") {
+			what = "temporary file of an interrupted quarantine"
+		} else if b, ok := strings.CutSuffix(name, ".bin"); ok && !notes[b] {
+			// The note is written last, and nothing is cut before it is
+			// there: these bytes are still where they were copied from.
+			what = "quarantine copy without its note (its bytes were never cut)"
+		} else if ok && recLinkedToLog(filepath.Join(qdir, name), dir) {
+			// A hard link made for lack of space by a recover that did not
+			// get to replace the segment: it is the live segment itself.
+			what = "hard link to a live segment, left by an interrupted recover"
+			left = append(left, RecoverLeftover{Path: filepath.Join(qdir, b+".json"), What: what})
+		} else {
+			continue
+		}
+		left = append(left, RecoverLeftover{Path: filepath.Join(qdir, name), What: what})
+	}
+	return left, nil
+}
+
+// recLinkedToLog reports whether path is the same file as a .log of the
+// partition directory dir.
+func recLinkedToLog(path, dir string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink < 2 {
+		return false
+	}
+	segs, err := listSegments(dir)
+	if err != nil {
+		return false
+	}
+	for _, seg := range segs {
+		if li, err := os.Stat(seg.path(format.LogExt)); err == nil && os.SameFile(fi, li) {
+			return true
+		}
+	}
+	return false
+}
+
+// recAction is what the plan does to a segment's .log.
+type recAction int
+
+const (
+	recNone  recAction = iota // the .log is fine; its indexes may still need work
+	recTail                   // cut the active segment's incomplete tail
+	recSplit                  // salvage: rescued runs become segments, the damage is cut
+	recLeave                  // damage left in place (a problem)
+)
+
+// recRun is a stretch of valid records with contiguous offsets.
+type recRun struct {
+	pos, end    int64
+	first, next uint64
+}
+
+// recDamage is a stretch where no valid record starts: after a run, up to
+// the next run or the end of the file.
+type recDamage struct {
+	pos, end int64
+	offset   uint64 // the offset expected at pos
+	reason   error
+}
+
+// recScan is a segment's .log, scanned whole: runs[0] starts at byte 0
+// with the segment's base offset (and may be empty); damage[i] follows
+// runs[i].
+type recScan struct {
+	size   int64
+	runs   []recRun
+	damage []recDamage
+}
+
+func (sc *recScan) last() recRun { return sc.runs[len(sc.runs)-1] }
+
+func (sc *recScan) records() (n uint64, bytes int64) {
+	for _, r := range sc.runs {
+		n += r.next - r.first
+		bytes += r.end - r.pos
+	}
+	return n, bytes
+}
+
+// recSegPlan is what the plan does to one segment.
+type recSegPlan struct {
+	seg      segment
+	active   bool
+	interval int
+	scan     recScan
+	idx      recIndexCheck // expected entries of runs[0] against the .index
+	tidx     recIndexCheck // and the .timeindex
+	action   recAction
+	present  []bool // per run: for runs[1:], already a segment of its own
+	gaps     []int  // the gaps it leaves, as indexes into the report's
+	rep      int    // its entry in the report
+}
+
+// recPlan is a partition's plan.
+type recPlan struct {
+	topic string
+	part  int
+	dir   string
+	rep   RecoverReport
+	segs  []*recSegPlan
+}
+
+func (s *Store) recoverPartition(topic string, part int, storedInterval int, opts RecoverOptions) (RecoverReport, error) {
+	dir := s.PartitionDir(topic, part)
+	name := fmt.Sprintf("%s/%d", topic, part)
+	wait := opts.LockWait
+	if opts.TryPartitionLocks {
+		wait = 0
+	}
+	lock, err := lockDir(dir, "partition "+name, wait)
+	if err != nil {
+		return RecoverReport{}, err
+	}
+	defer lock.Unlock()
+	p := &recPlan{topic: topic, part: part, dir: dir,
+		rep: RecoverReport{Topic: topic, Partition: part, Dir: dir, DryRun: opts.DryRun}}
+	qdir := filepath.Join(s.dir, QuarantineDir, topic, strconv.Itoa(part))
+	if p.rep.Leftovers, err = s.recPartitionLeftovers(dir, qdir); err != nil {
+		return p.rep, fmt.Errorf("recover %s: %w", name, err)
+	}
+	if !opts.DryRun {
+		// Removed before planning: the plan must not see a half-made
+		// segment's orphan index, and no temporary name may be taken.
+		if err := s.recRemove(p.rep.Leftovers); err != nil {
+			return p.rep, fmt.Errorf("recover %s: %w", name, err)
+		}
+	}
+	if err := p.plan(storedInterval, opts); err != nil {
+		return p.rep, fmt.Errorf("recover %s: %w", name, err)
+	}
+	if !opts.DryRun {
+		err = s.recExecute(p)
+	}
+	// New segments were listed after the one they came from.
+	slices.SortStableFunc(p.rep.Segments, func(a, b SegmentRecovery) int { return cmp.Compare(a.Base, b.Base) })
+	if err != nil {
+		return p.rep, fmt.Errorf("recover %s: %w", name, err)
+	}
+	return p.rep, nil
+}
+
+// plan scans every segment and decides what to do with it.
+func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
+	segs, err := listSegments(p.dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	bases := map[uint64]bool{}
+	for _, seg := range segs {
+		bases[seg.base] = true
+	}
+	intervals, err := recIntervals(segs, storedInterval)
+	if err != nil {
+		return err
+	}
+	// The next offset as readers and writers see it, found the way they
+	// find it: the plan must not lower it.
+	if p.rep.Next, err = recNextOffset(segs[len(segs)-1]); err != nil {
+		return err
+	}
+	own := map[uint64]bool{} // segments an interrupted split made
+	prevNext := uint64(0)    // offsets below this are taken once the plan is carried out
+	for i, seg := range segs {
+		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i]}
+		if err := sp.scanSegment(); err != nil {
+			return err
+		}
+		sc := &sp.scan
+		run0 := sc.runs[0]
+		sr := SegmentRecovery{Name: format.SegmentName(seg.base, format.LogExt), Base: seg.base, Size: sc.size,
+			Interval: sp.interval}
+		middle := len(sc.runs) > 1
+		trailing := sc.last().end < sc.size
+		switch {
+		case !middle && !trailing:
+			sp.action = recNone
+		case sp.active && !middle:
+			sp.action = recTail
+		default:
+			sp.action = recLeave
+			conflict := sp.checkRescued(segs, bases)
+			switch {
+			case conflict != nil:
+				sr.Problem = conflict
+			case opts.Salvage || slices.Contains(sp.present, true):
+				sp.action = recSplit
+				sr.Finished = slices.Contains(sp.present, true)
+			default:
+				d := sc.damage[0]
+				sr.Problem = &CorruptionError{Path: seg.path(format.LogExt), Pos: d.pos, Offset: int64(d.offset), Reason: d.reason}
+			}
+		}
+		if sr.Problem != nil {
+			p.rep.Problems = append(p.rep.Problems, sr.Problem)
+		}
+		if i > 0 && seg.base < prevNext && !own[seg.base] {
+			oerr := &CorruptionError{Path: seg.path(format.LogExt), Pos: 0, Offset: int64(prevNext), Reason: ErrOverlap}
+			if sr.Problem == nil {
+				sr.Problem = oerr
+			}
+			p.rep.Problems = append(p.rep.Problems, oerr)
+		}
+		switch sp.action {
+		case recLeave:
+			sr.Records, sr.ValidBytes = sc.records()
+			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
+		default:
+			sr.Records, sr.ValidBytes = run0.next-run0.first, run0.end
+			sr.Index, sr.TimeIndex = sp.idx.action(), sp.tidx.action()
+		}
+		switch sp.action {
+		case recTail:
+			d := sc.damage[0]
+			sr.Cut = &RecoverCut{From: d.pos, To: sc.size, Offset: d.offset,
+				Reason: "incomplete record at the end of the active segment (" + reasonText(d.reason) + "), cut by recover"}
+		case recSplit:
+			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: run0.next, Whole: true}
+		}
+		sp.rep = len(p.rep.Segments)
+		p.rep.Segments = append(p.rep.Segments, sr)
+		switch sp.action {
+		case recSplit:
+			p.planSplit(sp, segs, i)
+			prevNext = max(prevNext, run0.next)
+			for j, r := range sc.runs[1:] {
+				if sp.present[j+1] {
+					own[r.first] = true
+				} else {
+					prevNext = max(prevNext, r.next)
+				}
+			}
+		case recLeave:
+			prevNext = max(prevNext, sc.last().next)
+		default:
+			prevNext = max(prevNext, run0.next)
+		}
+		p.segs = append(p.segs, sp)
+	}
+	if after := p.segs[len(p.segs)-1].scan.last().next; after < p.rep.Next {
+		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
+	}
+	return nil
+}
+
+// recNextOffset is the partition's next offset as Bounds finds it.
+func recNextOffset(active segment) (uint64, error) {
+	f, err := openRead(active.path(format.LogExt))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	end, err := validEnd(active, osFile{f}, true)
+	return end.Next, err
+}
+
+// planSplit adds to the report the segments a split makes and the gaps it
+// leaves, and describes the cut.
+func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
+	sc := &sp.scan
+	sr := &p.rep.Segments[sp.rep]
+	d0 := sc.damage[0]
+	logPath := sp.seg.path(format.LogExt)
+	var moved []string
+	var made []SegmentRecovery
+	for j, r := range sc.runs[1:] {
+		name := format.SegmentName(r.first, format.LogExt)
+		sr.SplitInto = append(sr.SplitInto, name)
+		moved = append(moved, fmt.Sprintf("%d..%d to %s", r.first, r.next-1, name))
+		if sp.present[j+1] {
+			continue
+		}
+		made = append(made, SegmentRecovery{Name: name, Base: r.first, Records: r.next - r.first,
+			ValidBytes: r.end - r.pos, Index: IndexCreated, TimeIndex: IndexCreated, Interval: sp.interval,
+			SplitFrom: sr.Name})
+	}
+	why := fmt.Sprintf("corrupt record at byte %d (expected offset %d): %s", d0.pos, d0.offset, reasonText(d0.reason))
+	sr.Cut.Reason = fmt.Sprintf("%s; the whole segment as it was before recover --salvage split it: bytes %d..%d were cut", why, sc.runs[0].end, sc.size)
+	if len(moved) > 0 {
+		sr.Cut.Reason += ", records " + strings.Join(moved, ", ")
+	}
+	// Offsets the damage took: between runs, and after the last run up to
+	// the next segment that is not one of this split's.
+	next := uint64(0)
+	hasNext := false
+	for _, seg := range segs[i+1:] {
+		if seg.base >= sc.last().next {
+			next, hasNext = seg.base, true
+			break
+		}
+	}
+	for j, d := range sc.damage {
+		from := sc.runs[j].next
+		var to uint64
+		switch {
+		case j+1 < len(sc.runs):
+			to = sc.runs[j+1].first
+		case hasNext:
+			to = next
+		default:
+			continue // the end of the partition: nothing is missing after it
+		}
+		if to <= from {
+			continue
+		}
+		g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
+			d.pos, logPath, d.offset, reasonText(d.reason))}
+		sp.gaps = append(sp.gaps, len(p.rep.Gaps))
+		p.rep.Gaps = append(p.rep.Gaps, g)
+	}
+	p.rep.Segments = append(p.rep.Segments, made...)
+}
+
+// checkRescued decides, for each run after the first, whether it already
+// is a segment of its own (an interrupted split made it) and whether it
+// can become one: no existing segment may hold other data at its offsets.
+func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error {
+	sc := &sp.scan
+	sp.present = make([]bool, len(sc.runs))
+	for j, r := range sc.runs {
+		if j == 0 {
+			continue
+		}
+		if r.first == sp.seg.base {
+			return fmt.Errorf("records %d..%d after the damage in %s start at the segment's own base offset: recover cannot split them off (read --skip-corrupt reads them)",
+				r.first, r.next-1, sp.seg.path(format.LogExt))
+		}
+		if bases[r.first] {
+			other := segment{dir: sp.seg.dir, base: r.first}
+			same, err := recSamePrefix(sp.seg.path(format.LogExt), r.pos, r.end, other.path(format.LogExt))
+			if err != nil {
+				return err
+			}
+			if !same {
+				return fmt.Errorf("records %d..%d after the damage in %s cannot be split off: %s exists and holds other data",
+					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
+			}
+			sp.present[j] = true
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
+		if i < len(segs) && segs[i].base < r.next {
+			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
+				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt))
+		}
+	}
+	return nil
+}
+
+// recSamePrefix reports whether the file at path starts with bytes
+// [from, to) of src.
+func recSamePrefix(src string, from, to int64, path string) (bool, error) {
+	a, err := openRead(src)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	b, err := openRead(path)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for at := int64(0); at < to-from; {
+		n := min(int64(len(bufA)), to-from-at)
+		if _, err := a.ReadAt(bufA[:n], from+at); err != nil {
+			return false, err
+		}
+		if _, err := b.ReadAt(bufB[:n], at); err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, nil
+			}
+			return false, err
+		}
+		if !bytes.Equal(bufA[:n], bufB[:n]) {
+			return false, nil
+		}
+		at += n
+	}
+	return true, nil
+}
+
+// recIntervals chooses each segment's index interval: the one its own
+// index shows, else the nearest other segment's, else the topic's stored
+// setting, else 1.
+func recIntervals(segs []segment, stored int) ([]int, error) {
+	own := make([]int, len(segs))
+	for i, seg := range segs {
+		f, err := openRead(seg.path(format.LogExt))
+		if err != nil {
+			return nil, err
+		}
+		lr := newLogReader(osFile{f})
+		size, err := lr.statSize()
+		if err == nil {
+			own[i] = recInferInterval(seg, lr, size)
+		}
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]int, len(segs))
+	for i := range segs {
+		out[i] = own[i]
+		for d := 1; out[i] == 0 && (i+d < len(segs) || i-d >= 0); d++ {
+			if i+d < len(segs) && own[i+d] > 0 {
+				out[i] = own[i+d]
+			} else if i-d >= 0 && own[i-d] > 0 {
+				out[i] = own[i-d]
+			}
+		}
+		if out[i] == 0 {
+			out[i] = max(stored, 1)
+		}
+	}
+	return out, nil
+}
+
+// recInferInterval is the index interval a segment's index shows: the
+// offset distance of its first two entries, when the first is the
+// segment's first record and the second checks out against the .log; or,
+// from the time index, the distance of its first two offsets. 0 when
+// neither tells.
+func recInferInterval(seg segment, lr *logReader, size int64) int {
+	most := uint64(size / format.HeaderLen) // no segment holds more records
+	if x, err := openIndex(seg.path(format.IndexExt)); err == nil {
+		defer x.Close()
+		if x.n >= 2 {
+			e0, err0 := x.entry(0)
+			e1, err1 := x.entry(1)
+			if err0 == nil && err1 == nil && e0.Offset == seg.base && e0.Pos == 0 &&
+				e1.Offset > seg.base && e1.Offset-seg.base <= most && e1.Pos > 0 && e1.Pos < size {
+				if h, err := lr.check(e1.Pos); err == nil && h.Offset == e1.Offset {
+					return int(e1.Offset - seg.base)
+				}
+			}
+		}
+	}
+	if x, err := openIndex(seg.path(format.TimeIndexExt)); err == nil {
+		defer x.Close()
+		if x.n >= 2 {
+			o0, _, err0 := x.pair(0)
+			o1, _, err1 := x.pair(1)
+			if err0 == nil && err1 == nil && o0 == seg.base && o1 > seg.base && o1-seg.base <= most {
+				return int(o1 - seg.base)
+			}
+		}
+	}
+	return 0
+}
+
+// scanSegment scans the segment's .log whole into runs of valid records
+// and the damage between them, comparing the index entries a writer would
+// have written for runs[0] with the index files as it goes.
+func (sp *recSegPlan) scanSegment() error {
+	seg := sp.seg
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := sp.idx.open(seg.path(format.IndexExt)); err != nil {
+		return err
+	}
+	defer sp.idx.close()
+	if err := sp.tidx.open(seg.path(format.TimeIndexExt)); err != nil {
+		return err
+	}
+	defer sp.tidx.close()
+	lr := newLogReader(osFile{f})
+	size, err := lr.statSize()
+	if err != nil {
+		return err
+	}
+	sc := recScan{size: size}
+	run := recRun{first: seg.base, next: seg.base}
+	pos, next := int64(0), seg.base
+	var ebuf []byte
+	for {
+		h, err := lr.check(pos)
+		if err == nil && h.Offset != next {
+			err = format.ErrOffset
+		}
+		if err == nil {
+			if len(sc.runs) == 0 && (next-seg.base)%uint64(sp.interval) == 0 {
+				ebuf = format.AppendIndexEntry(ebuf[:0], format.IndexEntry{Offset: next, Pos: pos})
+				sp.idx.expect(ebuf)
+				ebuf = format.AppendTimeIndexEntry(ebuf[:0], format.TimeIndexEntry{Offset: next, Timestamp: h.Timestamp})
+				sp.tidx.expect(ebuf)
+			}
+			pos += h.RecordLen()
+			next++
+			continue
+		}
+		if isIOError(err) {
+			return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+		}
+		run.end, run.next = pos, next
+		sc.runs = append(sc.runs, run)
+		if pos >= size {
+			break
+		}
+		d := recDamage{pos: pos, end: size, offset: next, reason: err}
+		at, off, ok := pos, h.Offset, errors.Is(err, format.ErrOffset) && recJumpsAhead(lr, pos, h, next, size)
+		if !ok {
+			at, off, ok, err = validRecordAfter(seg, lr, pos, next, size)
+			if err != nil {
+				return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+			}
+		}
+		if !ok {
+			sc.damage = append(sc.damage, d)
+			break
+		}
+		d.end = at
+		sc.damage = append(sc.damage, d)
+		run = recRun{pos: at, first: off, next: off}
+		pos, next = at, off
+	}
+	sp.scan = sc
+	return nil
+}
+
+// recJumpsAhead decides whether a record that checks out but does not
+// have the offset expected (next) starts a run of its own where it is: its
+// offset lies ahead, in reach, and the record after it carries on from it
+// (or it ends the file). A flipped bit in the offset field, which the CRC
+// does not cover, fails that, and the run resumes at the next record.
+func recJumpsAhead(lr *logReader, pos int64, h format.Header, next uint64, size int64) bool {
+	if h.Offset <= next || h.Offset-next > uint64(size-pos)/format.HeaderLen {
+		return false
+	}
+	after := pos + h.RecordLen()
+	if after == size {
+		return true
+	}
+	h2, err := lr.check(after)
+	return err == nil && h2.Offset == h.Offset+1
+}
+
+// recIndexCheck compares an index file, as it is read, with the entries
+// expected of it.
+type recIndexCheck struct {
+	f    *os.File
+	br   *bufio.Reader
+	size int64 // -1: no such file
+	n    int64 // bytes expected so far
+	same bool  // the file starts with them
+	buf  [format.IndexEntryLen]byte
+}
+
+func (c *recIndexCheck) open(path string) error {
+	*c = recIndexCheck{size: -1}
+	f, err := openRead(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	c.f, c.br, c.size, c.same = f, bufio.NewReaderSize(f, 64<<10), fi.Size(), true
+	return nil
+}
+
+func (c *recIndexCheck) expect(e []byte) {
+	c.n += int64(len(e))
+	if !c.same {
+		return
+	}
+	if _, err := io.ReadFull(c.br, c.buf[:]); err != nil || !bytes.Equal(c.buf[:], e) {
+		c.same = false
+		c.close()
+	}
+}
+
+func (c *recIndexCheck) close() {
+	if c.f != nil {
+		c.f.Close()
+		c.f, c.br = nil, nil
+	}
+}
+
+// action is what the file needs, once every expected entry was seen.
+func (c *recIndexCheck) action() IndexAction {
+	switch {
+	case c.size < 0 || !c.same:
+		return IndexRebuilt
+	case c.size == c.n:
+		return IndexKept
+	}
+	return IndexTrimmed
+}
+
+// recExecute carries out a plan.
+func (s *Store) recExecute(p *recPlan) error {
+	for _, sp := range p.segs {
+		var err error
+		switch sp.action {
+		case recTail:
+			err = s.recCutTail(p, sp)
+		case recSplit:
+			err = s.recSplit(p, sp)
+		case recNone:
+			err = s.recFixIndexes(sp, sp.seg.path(format.LogExt))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recCutTail saves the active segment's incomplete tail to quarantine and
+// cuts it in place (a tail -f reader may hold the file open).
+func (s *Store) recCutTail(p *recPlan, sp *recSegPlan) error {
+	sr := &p.rep.Segments[sp.rep]
+	f, err := s.fs.OpenFile(sp.seg.path(format.LogExt), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	c := sr.Cut
+	q, err := s.quarantine(p.topic, p.part, f, c.From, c.To, c.Offset, c.Reason)
+	if err != nil {
+		if recNoSpace(err) {
+			return fmt.Errorf("%w: the disk is too full to save the %d bytes of the incomplete record at byte %d of %s; nothing was cut (free some space and run recover again)",
+				err, c.To-c.From, c.From, f.Name())
+		}
+		return fmt.Errorf("%w (nothing was cut from %s)", err, f.Name())
+	}
+	c.Saved = q
+	if err := f.Truncate(c.From); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return s.recFixIndexes(sp, f.Name())
+}
+
+// recSplit carries out a salvage split of a segment: the original to
+// quarantine, the rescued runs into segments of their own, the gaps
+// recorded, and only then the damage cut off.
+func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
+	sr := &p.rep.Segments[sp.rep]
+	sc := &sp.scan
+	logPath := sp.seg.path(format.LogExt)
+	f, err := s.fs.OpenFile(logPath, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	c := sr.Cut
+	q, err := s.quarantine(p.topic, p.part, f, 0, sc.size, sp.seg.base, c.Reason)
+	if err != nil && recNoSpace(err) {
+		// Too full to copy: keep the original by a second name, and
+		// replace the segment rather than cut its (shared) bytes.
+		q, err = s.recQuarantineLink(p.topic, p.part, logPath, sc.size, sp.seg.base, c.Reason)
+		c.Linked = err == nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w (nothing of %s was changed)", err, logPath)
+	}
+	c.Saved = q
+	// Until the cut, the segment is whole: a failure takes the copy back
+	// (it is in the way on a full disk, and a hard link would only be a
+	// second name of the live segment), note first, as a purge does.
+	undo := func(err error) error {
+		_ = s.fs.Remove(strings.TrimSuffix(q, ".bin") + ".json")
+		_ = s.fs.Remove(q)
+		return err
+	}
+	for j, r := range sc.runs {
+		if j == 0 || sp.present[j] {
+			continue
+		}
+		if err := s.recWriteSegment(f, r, sp.interval, p.dir); err != nil {
+			return undo(err)
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, gi := range sp.gaps {
+		p.rep.Gaps[gi].Time = now
+		if err := s.recRecordGap(p.dir, p.rep.Gaps[gi]); err != nil {
+			return undo(err)
+		}
+	}
+	end := sc.runs[0].end
+	if c.Linked {
+		if replaced, err := s.recReplaceLog(f, logPath, end); err != nil {
+			if replaced {
+				return err // the link is now the original's only name
+			}
+			return undo(err)
+		}
+	} else {
+		if err := f.Truncate(end); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	return s.recFixIndexes(sp, logPath)
+}
+
+// recNoSpace tells a full disk (or quota).
+func recNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// recQuarantineLink saves a whole segment to quarantine as a hard link, for
+// when the disk is too full for a copy, with the same note a copy gets.
+func (s *Store) recQuarantineLink(topic string, part int, src string, size int64, expected uint64, reason string) (string, error) {
+	dir := filepath.Join(s.dir, QuarantineDir, topic, strconv.Itoa(part))
+	if err := s.mkdirAll(dir); err != nil {
+		return "", fmt.Errorf("quarantine: %w", err)
+	}
+	now := time.Now().UTC()
+	base := fmt.Sprintf("%s.%d-%d.%d", filepath.Base(src), 0, size, now.UnixNano())
+	data := filepath.Join(dir, base+".bin")
+	if err := s.fs.Link(src, data); err != nil {
+		return "", fmt.Errorf("quarantine %s by hard link: %w", src, err)
+	}
+	note, err := json.MarshalIndent(quarantineNote{
+		Source: src, Pos: 0, Length: size, ExpectedOffset: expected,
+		Reason: reason + " (hard-linked: the disk was too full to copy it; the segment was replaced by a copy of the bytes it keeps)",
+		Time:   now.Format(time.RFC3339Nano), Data: base + ".bin",
+	}, "", "  ")
+	if err == nil {
+		err = s.writeFileAtomic(filepath.Join(dir, base+".json"), append(note, '\n'))
+	}
+	if err == nil {
+		err = s.fs.SyncDir(dir)
+	}
+	if err != nil {
+		_ = s.fs.Remove(data)
+		return "", fmt.Errorf("quarantine note: %w", err)
+	}
+	return data, nil
+}
+
+// recReplaceLog replaces the .log at path by a copy of its first end bytes:
+// temporary, fsync, rename, fsync of the directory. It is how a segment
+// whose file is hard-linked into quarantine is cut. replaced tells whether
+// the rename was made.
+func (s *Store) recReplaceLog(src file, path string, end int64) (replaced bool, err error) {
+	tmp := path + ".tmp"
+	t, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return false, err
+	}
+	w := bufio.NewWriterSize(t, 256<<10)
+	_, err = io.Copy(w, io.NewSectionReader(src, 0, end))
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = s.fs.Rename(tmp, path, false)
+	}
+	if err != nil {
+		_ = s.fs.Remove(tmp)
+		return false, err
+	}
+	return true, s.fs.SyncDir(filepath.Dir(path))
+}
+
+// recWriteSegment makes a segment of a run of records of src: its three
+// files written under temporary names, synced, and renamed into place, the
+// .log last, then the directory synced.
+func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string) error {
+	seg := segment{dir: dir, base: r.first}
+	exts := []string{format.IndexExt, format.TimeIndexExt, format.LogExt}
+	var files [3]file
+	var err error
+	cleanup := func() {
+		for i, f := range files {
+			if f != nil {
+				f.Close()
+			}
+			_ = s.fs.Remove(seg.path(exts[i]) + ".tmp")
+		}
+	}
+	for i, ext := range exts {
+		if files[i], err = s.fs.OpenFile(seg.path(ext)+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
+			cleanup()
+			return err
+		}
+	}
+	idx := bufio.NewWriterSize(files[0], 64<<10)
+	tidx := bufio.NewWriterSize(files[1], 64<<10)
+	log := bufio.NewWriterSize(files[2], 256<<10)
+	_, err = io.Copy(log, io.NewSectionReader(src, r.pos, r.end-r.pos))
+	if err == nil {
+		err = recWalkIndex(src, r.pos, r.end, r.first, interval, idx, tidx)
+	}
+	for _, w := range []*bufio.Writer{idx, tidx, log} {
+		if err == nil {
+			err = w.Flush()
+		}
+	}
+	for i := range files {
+		if err == nil {
+			err = files[i].Sync()
+		}
+		if cerr := files[i].Close(); err == nil {
+			err = cerr
+		}
+		files[i] = nil
+	}
+	for _, ext := range exts {
+		if err == nil {
+			err = s.fs.Rename(seg.path(ext)+".tmp", seg.path(ext), ext == format.LogExt)
+		}
+	}
+	if err != nil {
+		cleanup()
+		return fmt.Errorf("write segment %s: %w", seg.path(format.LogExt), err)
+	}
+	return s.fs.SyncDir(dir)
+}
+
+// recWalkIndex writes the index entries a writer with the given interval
+// writes for the (checked) records in [from, end) of src, the first
+// having offset base and going to byte 0 of its segment. A nil writer is
+// skipped.
+func recWalkIndex(src file, from, end int64, base uint64, interval int, idx, tidx io.Writer) error {
+	lr := newLogReader(src)
+	var b []byte
+	for pos := from; pos < end; {
+		h, err := lr.header(pos)
+		if err != nil {
+			return fmt.Errorf("read %s at byte %d: %w", src.Name(), pos, err)
+		}
+		if (h.Offset-base)%uint64(interval) == 0 {
+			if idx != nil {
+				b = format.AppendIndexEntry(b[:0], format.IndexEntry{Offset: h.Offset, Pos: pos - from})
+				if _, err := idx.Write(b); err != nil {
+					return err
+				}
+			}
+			if tidx != nil {
+				b = format.AppendTimeIndexEntry(b[:0], format.TimeIndexEntry{Offset: h.Offset, Timestamp: h.Timestamp})
+				if _, err := tidx.Write(b); err != nil {
+					return err
+				}
+			}
+		}
+		pos += h.RecordLen()
+	}
+	return nil
+}
+
+// recFixIndexes brings a segment's indexes to what a writer would have
+// written for its runs[0]: trimmed in place when they hold that and more,
+// replaced through a temporary file when they are wrong.
+func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
+	rebuild := map[string]bool{}
+	for _, x := range []struct {
+		ext string
+		c   *recIndexCheck
+	}{{format.IndexExt, &sp.idx}, {format.TimeIndexExt, &sp.tidx}} {
+		switch x.c.action() {
+		case IndexTrimmed:
+			f, err := s.fs.OpenFile(sp.seg.path(x.ext), os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			err = f.Truncate(x.c.n)
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		case IndexRebuilt:
+			rebuild[x.ext] = true
+		}
+	}
+	if len(rebuild) == 0 {
+		return nil
+	}
+	src, err := openRead(logPath)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	var files []file
+	var writers [2]*bufio.Writer
+	var err2 error
+	for i, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+		if !rebuild[ext] {
+			continue
+		}
+		f, err := s.fs.OpenFile(sp.seg.path(ext)+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			err2 = err
+			break
+		}
+		files = append(files, f)
+		writers[i] = bufio.NewWriterSize(f, 64<<10)
+	}
+	var idx, tidx io.Writer
+	if writers[0] != nil {
+		idx = writers[0]
+	}
+	if writers[1] != nil {
+		tidx = writers[1]
+	}
+	if err2 == nil {
+		err2 = recWalkIndex(osFile{src}, 0, sp.scan.runs[0].end, sp.seg.base, sp.interval, idx, tidx)
+	}
+	for _, w := range writers {
+		if w != nil && err2 == nil {
+			err2 = w.Flush()
+		}
+	}
+	for _, f := range files {
+		if err2 == nil {
+			err2 = f.Sync()
+		}
+		if cerr := f.Close(); err2 == nil {
+			err2 = cerr
+		}
+	}
+	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+		if rebuild[ext] && err2 == nil {
+			err2 = s.fs.Rename(sp.seg.path(ext)+".tmp", sp.seg.path(ext), false)
+		}
+	}
+	if err2 != nil {
+		for ext := range rebuild {
+			_ = s.fs.Remove(sp.seg.path(ext) + ".tmp")
+		}
+		return fmt.Errorf("rebuild index of %s: %w", logPath, err2)
+	}
+	return s.fs.SyncDir(sp.seg.dir)
+}
+
+// recRecordGap records a gap unless the same range is recorded already (a
+// re-run finishing an interrupted split).
+func (s *Store) recRecordGap(dir string, g Gap) error {
+	gaps, err := ReadGaps(dir)
+	if err != nil {
+		return err
+	}
+	for _, old := range gaps {
+		if old.From == g.From && old.To == g.To {
+			return nil
+		}
+	}
+	return s.recordGap(dir, g)
+}
+
+// QuarantineEntry is a piece of saved data in the quarantine: the bytes
+// and the note saying where they came from.
+type QuarantineEntry struct {
+	Topic          string
+	Partition      int
+	Note           string // path of the JSON note
+	Data           string // path of the saved bytes
+	DataBytes      int64  // their size on disk, -1 when the file is missing
+	Source         string // file they were cut from
+	Pos, Length    int64  // where in it, and how many
+	ExpectedOffset uint64
+	Reason         string
+	Time           time.Time // when they were saved
+}
+
+// QuarantineEntries lists the quarantine of a topic's partitions (topic
+// "": every topic; partition < 0: every partition), oldest first.
+// Unreadable notes are skipped.
+func (s *Store) QuarantineEntries(topic string, partition int) ([]QuarantineEntry, error) {
+	root := filepath.Join(s.dir, QuarantineDir)
+	var topics []string
+	if topic != "" {
+		if err := format.ValidateTopic(topic); err != nil {
+			return nil, err
+		}
+		topics = []string{topic}
+	} else {
+		entries, err := os.ReadDir(root)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() && format.ValidateTopic(e.Name()) == nil {
+				topics = append(topics, e.Name())
+			}
+		}
+	}
+	var out []QuarantineEntry
+	for _, t := range topics {
+		pentries, err := os.ReadDir(filepath.Join(root, t))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, pe := range pentries {
+			p, err := format.ParsePartition(pe.Name())
+			if err != nil || !pe.IsDir() || (partition >= 0 && p != partition) {
+				continue
+			}
+			dir := filepath.Join(root, t, pe.Name())
+			files, err := os.ReadDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				if !strings.HasSuffix(f.Name(), ".json") || !f.Type().IsRegular() {
+					continue
+				}
+				e, ok := recReadNote(filepath.Join(dir, f.Name()))
+				if !ok {
+					continue
+				}
+				e.Topic, e.Partition = t, p
+				out = append(out, e)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b QuarantineEntry) int {
+		return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Note, b.Note))
+	})
+	return out, nil
+}
+
+func recReadNote(path string) (QuarantineEntry, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return QuarantineEntry{}, false
+	}
+	var n quarantineNote
+	if err := json.Unmarshal(b, &n); err != nil || n.Data == "" || strings.ContainsRune(n.Data, filepath.Separator) {
+		return QuarantineEntry{}, false
+	}
+	e := QuarantineEntry{Note: path, Data: filepath.Join(filepath.Dir(path), n.Data), DataBytes: -1,
+		Source: n.Source, Pos: n.Pos, Length: n.Length, ExpectedOffset: n.ExpectedOffset, Reason: n.Reason}
+	e.Time, _ = time.Parse(time.RFC3339Nano, n.Time)
+	if fi, err := os.Stat(e.Data); err == nil {
+		e.DataBytes = fi.Size()
+	}
+	return e, true
+}
+
+// PurgeQuarantine deletes a quarantine entry for good: its note first,
+// so that an interruption leaves saved bytes without a note (which
+// recover removes) rather than a note without its bytes.
+func (s *Store) PurgeQuarantine(e QuarantineEntry) error {
+	if err := s.fs.Remove(e.Note); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := s.fs.Remove(e.Data); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return s.fs.SyncDir(filepath.Dir(e.Note))
+}
