@@ -136,8 +136,11 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 		return o, err
 	}
 	maxMessage, err := parseSize(c.String("max-message-bytes"))
-	if err != nil || maxMessage < 1 || maxMessage > 1<<31 {
-		return o, usagef("--max-message-bytes: %s", orEmpty(err))
+	if err != nil {
+		return o, usagef("--max-message-bytes: %v", err)
+	}
+	if maxMessage < 1 || maxMessage > 1<<31 {
+		return o, usagef("--max-message-bytes must be between 1 byte and 2GiB, not %s", c.String("max-message-bytes"))
 	}
 	o.maxMessage = int(maxMessage)
 	switch c.String("sync") {
@@ -167,7 +170,7 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 
 func orEmpty(err error) string {
 	if err == nil {
-		return "must not be empty, and at most 2GiB"
+		return "must not be empty"
 	}
 	return err.Error()
 }
