@@ -468,7 +468,6 @@ func TestCorruptionMatrix(t *testing.T) {
 			},
 			recoverCode: 3, after: 3, readCode: 1, readOffs: nil,
 			salvage: true, salvOffs: span(0, 10),
-			skip: "BUG: recover --salvage refuses to rescue records 0..4 after damage at byte 0: they start at the segment's own base offset (logstore/recover.go checkRescued)",
 		},
 		{
 			name: "offset gap inside a segment",

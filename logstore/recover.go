@@ -37,7 +37,14 @@ import (
 //     interrupted after some new segments exist finds the damaged segment
 //     still whole, its rescued records already present, byte for byte, as
 //     the segments named after them, and finishes the split (even without
-//     --salvage: the split was asked for and half done).
+//     --salvage: the split was asked for and half done);
+//   - when the rescued records right after the damage start at the
+//     segment's own base offset (nothing valid precedes the damage), they
+//     stay in the segment: its files are replaced by ones holding only
+//     them, written under temporary names and synced, the .log renamed
+//     first (until then the segment is whole, as above; after it the .log
+//     is clean and at worst its indexes are stale, which any recover
+//     rebuilds), then the indexes.
 
 // IndexAction says what recover did, or would do, to an index file.
 type IndexAction string
@@ -556,6 +563,10 @@ type recSegPlan struct {
 	present  []bool // per run: for runs[1:], already a segment of its own
 	gaps     []int  // the gaps it leaves, as indexes into the report's
 	rep      int    // its entry in the report
+	// inPlace: runs[0] is empty and runs[1] starts at the segment's base
+	// offset, so runs[1] replaces the segment's contents instead of
+	// becoming a segment of its own.
+	inPlace bool
 }
 
 // recPlan is a partition's plan.
@@ -670,10 +681,14 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			}
 			p.rep.Problems = append(p.rep.Problems, oerr)
 		}
-		switch sp.action {
-		case recLeave:
+		switch {
+		case sp.action == recLeave:
 			sr.Records, sr.ValidBytes = sc.records()
 			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
+		case sp.action == recSplit && sp.inPlace:
+			r1 := sc.runs[1]
+			sr.Records, sr.ValidBytes = r1.next-r1.first, r1.end-r1.pos
+			sr.Index, sr.TimeIndex = IndexRebuilt, IndexRebuilt
 		default:
 			sr.Records, sr.ValidBytes = run0.next-run0.first, run0.end
 			sr.Index, sr.TimeIndex = sp.idx.action(), sp.tidx.action()
@@ -734,6 +749,10 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 	var made []SegmentRecovery
 	for j, r := range sc.runs[1:] {
 		name := format.SegmentName(r.first, format.LogExt)
+		if j == 0 && sp.inPlace {
+			moved = append(moved, fmt.Sprintf("%d..%d kept in %s (rewritten)", r.first, r.next-1, name))
+			continue
+		}
 		sr.SplitInto = append(sr.SplitInto, name)
 		moved = append(moved, fmt.Sprintf("%d..%d to %s", r.first, r.next-1, name))
 		if sp.present[j+1] {
@@ -788,6 +807,18 @@ func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error 
 	sp.present = make([]bool, len(sc.runs))
 	for j, r := range sc.runs {
 		if j == 0 {
+			continue
+		}
+		if r.first == sp.seg.base && j == 1 && sc.runs[0].end == 0 {
+			// Nothing valid precedes the damage: the run stays in this
+			// segment, whose files are replaced by ones holding only it.
+			// Offsets only grow along a scan, so no other run can be here.
+			k, _ := slices.BinarySearchFunc(segs, sp.seg.base+1, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
+			if k < len(segs) && segs[k].base < r.next {
+				return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot rescue them",
+					r.first, r.next-1, sp.seg.path(format.LogExt), segs[k].path(format.LogExt))
+			}
+			sp.inPlace = true
 			continue
 		}
 		if r.first == sp.seg.base {
@@ -1146,10 +1177,10 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		return err
 	}
 	for j, r := range sc.runs {
-		if j == 0 || sp.present[j] {
+		if j == 0 || sp.present[j] || (j == 1 && sp.inPlace) {
 			continue
 		}
-		if err := s.recWriteSegment(f, r, sp.interval, p.dir); err != nil {
+		if _, err := s.recWriteSegment(f, r, sp.interval, p.dir, false); err != nil {
 			return undo(err)
 		}
 	}
@@ -1159,6 +1190,18 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		if err := s.recRecordGap(p.dir, p.rep.Gaps[gi]); err != nil {
 			return undo(err)
 		}
+	}
+	if sp.inPlace {
+		// The cut: the segment's files replaced by ones holding only the
+		// rescued run. Once its .log is renamed, the original lives on in
+		// quarantine only (a hard link there is now its only name).
+		if replaced, err := s.recWriteSegment(f, sc.runs[1], sp.interval, p.dir, true); err != nil {
+			if replaced {
+				return err
+			}
+			return undo(err)
+		}
+		return nil
 	}
 	end := sc.runs[0].end
 	if c.Linked {
@@ -1248,12 +1291,18 @@ func (s *Store) recReplaceLog(src file, path string, end int64) (replaced bool, 
 
 // recWriteSegment makes a segment of a run of records of src: its three
 // files written under temporary names, synced, and renamed into place, the
-// .log last, then the directory synced.
-func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string) error {
+// .log last, then the directory synced. With replace, the segment exists
+// (src is its .log) and its files are replaced, the .log first: a crash
+// before that rename leaves it whole, one after it a clean .log whose
+// indexes at worst are stale. replaced tells whether the .log was renamed.
+func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string, replace bool) (replaced bool, err error) {
 	seg := segment{dir: dir, base: r.first}
 	exts := []string{format.IndexExt, format.TimeIndexExt, format.LogExt}
+	renames := exts
+	if replace {
+		renames = []string{format.LogExt, format.IndexExt, format.TimeIndexExt}
+	}
 	var files [3]file
-	var err error
 	cleanup := func() {
 		for i, f := range files {
 			if f != nil {
@@ -1265,7 +1314,7 @@ func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string) er
 	for i, ext := range exts {
 		if files[i], err = s.fs.OpenFile(seg.path(ext)+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 			cleanup()
-			return err
+			return false, err
 		}
 	}
 	idx := bufio.NewWriterSize(files[0], 64<<10)
@@ -1289,16 +1338,19 @@ func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string) er
 		}
 		files[i] = nil
 	}
-	for _, ext := range exts {
+	for _, ext := range renames {
 		if err == nil {
-			err = s.fs.Rename(seg.path(ext)+".tmp", seg.path(ext), ext == format.LogExt)
+			err = s.fs.Rename(seg.path(ext)+".tmp", seg.path(ext), ext == format.LogExt && !replace)
+			if replace && ext == format.LogExt && err == nil {
+				replaced = true
+			}
 		}
 	}
 	if err != nil {
 		cleanup()
-		return fmt.Errorf("write segment %s: %w", seg.path(format.LogExt), err)
+		return replaced, fmt.Errorf("write segment %s: %w", seg.path(format.LogExt), err)
 	}
-	return s.fs.SyncDir(dir)
+	return replaced, s.fs.SyncDir(dir)
 }
 
 // recWalkIndex writes the index entries a writer with the given interval
