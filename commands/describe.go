@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -121,111 +118,21 @@ func (ps problems) err() error {
 	return ps
 }
 
-// topicTargets returns what describe and topics cover: the arguments as
-// given, or with none, every topic of the data directory.
-func topicTargets(e *env, args []string) ([]string, error) {
-	if len(args) > 0 {
-		return args, nil
-	}
-	names, err := logstore.Open(e.dataDir).Topics()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
-	}
-	return names, err
-}
-
-// gatherTarget reads the stats of a describe argument: a topic of the data
-// directory, a partition directory, or a topic directory given by path.
-// only, when >= 0, limits it to one partition. A topic that cannot be read
-// at all is an error; partitions missing or unreadable are recorded in the
-// result and added to probs.
+// gatherTarget reads the stats of the partitions a describe argument
+// covers (see resolve). A topic that cannot be read at all is an error;
+// partitions missing or unreadable are recorded in the result and added
+// to probs.
 func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, error) {
-	if !strings.Contains(arg, "/") {
-		return gatherTopic(filepath.Join(e.dataDir, arg), arg, e.dataDir, only, probs)
-	}
-	dir := filepath.Clean(arg)
-	if isTopicDir(dir) {
-		return gatherTopic(dir, filepath.Base(dir), "", only, probs)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return nil, fmt.Errorf("partition directory %s: %w", dir, err)
-	}
-	n, err := format.ParsePartition(filepath.Base(dir))
+	ct, err := resolve(e, arg, only, probs)
 	if err != nil {
-		n = 0 // a copy under another name; read numbers it 0 as well
+		return nil, err
 	}
-	if only >= 0 && only != n {
-		return nil, usagef("--partition %d does not match the partition directory %s", only, dir)
-	}
-	t := &topicInfo{name: filepath.Base(filepath.Dir(dir)), dir: dir, partitions: 1}
-	pi := partitionInfo{partition: n}
-	if pi.stats, pi.err = partitionStats(dir, dir); pi.err != nil {
-		*probs = append(*probs, pi.err)
-	}
-	t.parts = append(t.parts, pi)
-	return t, nil
-}
-
-// isTopicDir tells a topic directory given by path from a partition
-// directory: it holds partition directories and no segments.
-func isTopicDir(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	parts := false
-	for _, en := range entries {
-		if _, _, err := format.ParseSegmentName(en.Name()); err == nil {
-			return false
-		}
-		if _, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
-			parts = true
-		}
-	}
-	return parts
-}
-
-// gatherTopic reads the stats of the topic in dir. It lists the partition
-// directories itself instead of using Store.Topic, which refuses a topic
-// with a partition missing in the middle: describe must still show the
-// others, and the gap.
-func gatherTopic(dir, name, dataDir string, only int, probs *problems) (*topicInfo, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && dataDir != "" {
-			return nil, fmt.Errorf("topic %s in %s: %w (create it with 'seglog create %s')", name, dataDir, logstore.ErrTopicNotFound, name)
-		}
-		return nil, fmt.Errorf("topic %s: %w", name, err)
-	}
-	present := map[int]bool{}
-	t := &topicInfo{name: name, dir: dir}
-	for _, en := range entries {
-		if p, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
-			present[p] = true
-			t.partitions = max(t.partitions, p+1)
-		}
-	}
-	if t.partitions == 0 {
-		*probs = append(*probs, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, logstore.ErrPartitionNotFound))
-		return t, nil
-	}
-	if only >= t.partitions {
-		*probs = append(*probs, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", name, t.partitions-1, only, logstore.ErrPartitionNotFound))
-		return t, nil
-	}
-	for p := range t.partitions {
-		if only >= 0 && p != only {
-			continue
-		}
-		pdir := filepath.Join(dir, strconv.Itoa(p))
-		pi := partitionInfo{partition: p}
-		if !present[p] {
-			pi.missing = true
-			*probs = append(*probs, fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", name, p, t.partitions-1, pdir, logstore.ErrPartitionNotFound))
-		} else if pi.stats, pi.err = partitionStats(pdir, fmt.Sprintf("%s/%d", name, p)); pi.err != nil {
+	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
+	for _, c := range ct.parts {
+		pi := partitionInfo{partition: c.number, missing: c.missing}
+		if c.missing {
+			*probs = append(*probs, missingError(ct, c))
+		} else if pi.stats, pi.err = partitionStats(c.dir, c.name); pi.err != nil {
 			*probs = append(*probs, pi.err)
 		}
 		t.parts = append(t.parts, pi)

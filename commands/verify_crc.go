@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -98,80 +95,27 @@ type verifyPart struct {
 	report  logstore.VerifyReport
 }
 
-// verifyGather lists the partitions an argument covers: a topic of the
-// data directory, a topic or partition directory given by path. Missing
-// partitions are listed as such; what cannot be opened goes to probs.
+// verifyGather lists the partitions an argument covers (see resolve).
+// Missing partitions are listed as such; what cannot be opened goes to
+// probs.
 func verifyGather(e *env, arg string, only int, probs *problems) ([]verifyPart, error) {
-	if !strings.Contains(arg, "/") {
-		return verifyGatherTopic(filepath.Join(e.dataDir, arg), arg, e.dataDir, only, probs)
-	}
-	dir := filepath.Clean(arg)
-	if isTopicDir(dir) {
-		return verifyGatherTopic(dir, dir, "", only, probs)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return nil, fmt.Errorf("partition directory %s: %w", dir, err)
-	}
-	n, err := format.ParsePartition(filepath.Base(dir))
-	if err != nil {
-		n = 0 // a copy under another name
-	}
-	if only >= 0 && only != n {
-		return nil, usagef("--partition %d does not match the partition directory %s", only, dir)
-	}
-	p, err := logstore.OpenPartitionDir(dir, dir)
+	ct, err := resolve(e, arg, only, probs)
 	if err != nil {
 		return nil, err
 	}
-	// The topic's partition count is unknown here: no key-routing hint.
-	return []verifyPart{{name: dir, dir: dir, target: logstore.VerifyTarget{Partition: p, Number: n}}}, nil
-}
-
-// verifyGatherTopic lists the partitions of the topic in dir (named name
-// in output) itself, like describe, so that one missing in the middle is
-// reported while the others are still checked.
-func verifyGatherTopic(dir, name, dataDir string, only int, probs *problems) ([]verifyPart, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && dataDir != "" {
-			return nil, fmt.Errorf("topic %s in %s: %w (create it with 'seglog create %s')", name, dataDir, logstore.ErrTopicNotFound, name)
-		}
-		return nil, fmt.Errorf("topic %s: %w", name, err)
-	}
-	present := map[int]bool{}
-	n := 0
-	for _, en := range entries {
-		if p, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
-			present[p] = true
-			n = max(n, p+1)
-		}
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, logstore.ErrPartitionNotFound)
-	}
-	if only >= n {
-		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", name, n-1, only, logstore.ErrPartitionNotFound)
-	}
 	var parts []verifyPart
-	for p := range n {
-		if only >= 0 && p != only {
-			continue
+	for _, c := range ct.parts {
+		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing}
+		if !c.missing {
+			p, err := logstore.OpenPartitionDir(c.dir, c.name)
+			if err != nil {
+				*probs = append(*probs, err)
+				continue
+			}
+			// Count is 0 for a partition directory given by path: the
+			// topic's partition count is unknown, so no key-routing hint.
+			vp.target = logstore.VerifyTarget{Partition: p, Number: c.number, Count: c.count}
 		}
-		vp := verifyPart{name: fmt.Sprintf("%s/%d", name, p), dir: filepath.Join(dir, strconv.Itoa(p))}
-		if !present[p] {
-			vp.missing = true
-			parts = append(parts, vp)
-			continue
-		}
-		part, err := logstore.OpenPartitionDir(vp.dir, vp.name)
-		if err != nil {
-			*probs = append(*probs, err)
-			continue
-		}
-		vp.target = logstore.VerifyTarget{Partition: part, Number: p, Count: n}
 		parts = append(parts, vp)
 	}
 	return parts, nil
