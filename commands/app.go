@@ -154,3 +154,18 @@ func errorLine(err error) string {
 	}
 	return s
 }
+
+// checkTargetNames rejects bad topic names among the arguments of a
+// read-only command; with pathsToo, an argument holding a '/' names a
+// directory instead and is not checked.
+func checkTargetNames(args []string, pathsToo bool) error {
+	for _, a := range args {
+		if pathsToo && strings.Contains(a, "/") {
+			continue
+		}
+		if err := checkTopicName(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}

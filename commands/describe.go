@@ -47,13 +47,8 @@ func describeCommand() *cli.Command {
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
-			for _, t := range o.targets {
-				if strings.Contains(t, "/") {
-					continue
-				}
-				if err := checkTopicName(t); err != nil {
-					return err
-				}
+			if err := checkTargetNames(o.targets, true); err != nil {
+				return err
 			}
 			return runDescribe(envFrom(c), o)
 		},

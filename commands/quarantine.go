@@ -56,10 +56,8 @@ func quarantineCommand() *cli.Command {
 				o.action, args = args[0], args[1:]
 			}
 			o.topics = args
-			for _, t := range o.topics {
-				if err := checkTopicName(t); err != nil {
-					return err
-				}
+			if err := checkTargetNames(o.topics, false); err != nil {
+				return err
 			}
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)

@@ -69,10 +69,8 @@ func recoverCommand() *cli.Command {
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
-			for _, t := range o.topics {
-				if err := checkTopicName(t); err != nil {
-					return err
-				}
+			if err := checkTargetNames(o.topics, false); err != nil {
+				return err
 			}
 			var err error
 			if o.lockWait, err = lockWaitFlags(c); err != nil {

@@ -73,13 +73,8 @@ func verifyCRCCommand() *cli.Command {
 			if o.jobs < 1 {
 				return usagef("--jobs must be 1 or more, not %d", o.jobs)
 			}
-			for _, t := range o.targets {
-				if strings.Contains(t, "/") {
-					continue
-				}
-				if err := checkTopicName(t); err != nil {
-					return err
-				}
+			if err := checkTargetNames(o.targets, true); err != nil {
+				return err
 			}
 			return runVerifyCRC(envFrom(c), o)
 		},
