@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -53,27 +52,11 @@ func (s *Store) quarantine(topic string, partition int, src file, from, to int64
 	return data, nil
 }
 
-// copyOut writes r to a new file at path durably: temporary, fsync,
-// rename, fsync of the directory.
+// copyOut writes r to a new file at path durably (see writeFileDurably).
 func (s *Store) copyOut(path string, r io.Reader) error {
-	tmp := path + ".tmp"
-	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
+	_, err := s.writeFileDurably(path, true, func(f file) error {
+		_, err := io.Copy(f, r)
 		return err
-	}
-	_, err = io.Copy(f, r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, path, true)
-	}
-	if err != nil {
-		_ = s.fs.Remove(tmp)
-		return err
-	}
-	return s.fs.SyncDir(filepath.Dir(path))
+	})
+	return err
 }

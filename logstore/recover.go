@@ -1263,30 +1263,13 @@ func (s *Store) recQuarantineLink(topic string, part int, src string, size int64
 // whose file is hard-linked into quarantine is cut. replaced tells whether
 // the rename was made.
 func (s *Store) recReplaceLog(src file, path string, end int64) (replaced bool, err error) {
-	tmp := path + ".tmp"
-	t, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return false, err
-	}
-	w := bufio.NewWriterSize(t, 256<<10)
-	_, err = io.Copy(w, io.NewSectionReader(src, 0, end))
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = t.Sync()
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.fs.Rename(tmp, path, false)
-	}
-	if err != nil {
-		_ = s.fs.Remove(tmp)
-		return false, err
-	}
-	return true, s.fs.SyncDir(filepath.Dir(path))
+	return s.writeFileDurably(path, false, func(f file) error {
+		w := bufio.NewWriterSize(f, 256<<10)
+		if _, err := io.Copy(w, io.NewSectionReader(src, 0, end)); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 }
 
 // recWriteSegment makes a segment of a run of records of src: its three

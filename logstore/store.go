@@ -240,15 +240,26 @@ func (s *Store) writeSettings(dir string, st Settings) error {
 	return s.writeFileAtomic(filepath.Join(dir, settingsFile), append(b, '\n'))
 }
 
-// writeFileAtomic replaces path with data: temporary file, fsync, rename,
-// fsync of the directory.
+// writeFileAtomic replaces path with data (see writeFileDurably).
 func (s *Store) writeFileAtomic(path string, data []byte) error {
+	_, err := s.writeFileDurably(path, false, func(f file) error {
+		_, err := f.Write(data)
+		return err
+	})
+	return err
+}
+
+// writeFileDurably makes path hold what write puts into a temporary file
+// beside it: fsync, rename (with noReplace, never over an existing path),
+// fsync of the directory. A failure before the rename leaves path as it
+// was and removes the temporary; renamed tells whether the rename was made.
+func (s *Store) writeFileDurably(path string, noReplace bool, write func(file) error) (renamed bool, err error) {
 	tmp := path + ".tmp"
 	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -256,13 +267,13 @@ func (s *Store) writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.Rename(tmp, path, false)
+		err = s.fs.Rename(tmp, path, noReplace)
 	}
 	if err != nil {
 		_ = s.fs.Remove(tmp)
-		return err
+		return false, err
 	}
-	return s.fs.SyncDir(filepath.Dir(path))
+	return true, s.fs.SyncDir(filepath.Dir(path))
 }
 
 // mkdirAll makes dir and missing parents, fsyncing each parent that gained
