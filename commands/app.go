@@ -62,7 +62,6 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		Reader:          stdin,
-		HideHelpCommand: false,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, warnings or progress (errors still)"},
