@@ -59,9 +59,9 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Description: "seglog reads, writes, checks and repairs a commit log's segment files\n" +
 			"(data/<topic>/<partition>/<base-offset>.log|.index|.timeindex) with no daemon.\n" +
 			"Locks are flock(2) on directories: use it on local filesystems only.",
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		Reader:          stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Reader:    stdin,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, warnings or progress (errors still)"},
