@@ -76,7 +76,10 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			dumpIndexCommand(),
 			verifyCRCCommand(),
 			recoverCommand(),
+			retentionSweepCommand(),
 			quarantineCommand(),
+			copyPartitionCommand(),
+			importPartitionCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/seglog/seglog/logstore"
 )
@@ -136,7 +132,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 		parts = append(parts, ps...)
 	}
 
-	bar := newVerifyBar(e)
+	bar := newProgressBar(e, "verify-crc")
 	out := &verifyPrinter{w: e.stdout, json: o.json, bar: bar}
 	var targets []logstore.VerifyTarget
 	var index []int // parts[index[i]] is targets[i]
@@ -183,7 +179,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 type verifyPrinter struct {
 	w                      io.Writer
 	json                   bool
-	bar                    *verifyBar
+	bar                    *progressBar
 	problems, notes, known int
 	writeErr               error // the first write to w that failed
 }
@@ -367,75 +363,4 @@ func verifyPlural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
-}
-
-// verifyBar is verify-crc's progress bar: on stderr, only when it is a
-// terminal, the check has run for a second, and neither --quiet nor
-// --no-progress was given.
-type verifyBar struct {
-	w       io.Writer
-	enabled bool
-	start   time.Time
-	bar     *progressbar.ProgressBar
-}
-
-func newVerifyBar(e *env) *verifyBar {
-	b := &verifyBar{w: e.stderr, start: time.Now()}
-	if f, ok := e.stderr.(*os.File); ok && !e.quiet && !e.noProgress {
-		b.enabled = term.IsTerminal(int(f.Fd()))
-	}
-	return b
-}
-
-// update is logstore.VerifyOptions.Progress: bytes of .log checked.
-func (b *verifyBar) update(done, total int64) {
-	if !b.enabled || total <= 0 {
-		return
-	}
-	if b.bar == nil {
-		// Made at once, so that its rate counts from the start, and drawn
-		// from the second second on.
-		b.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(verifyLateWriter{w: b.w, from: b.start.Add(time.Second)}),
-			progressbar.OptionSetDescription("verify-crc"),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionUseIECUnits(true),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond))
-	}
-	if total != b.bar.GetMax64() {
-		b.bar.ChangeMax64(total)
-	}
-	_ = b.bar.Set64(min(done, total))
-}
-
-// verifyLateWriter drops what is written to it before from: a short run
-// shows no bar at all.
-type verifyLateWriter struct {
-	w    io.Writer
-	from time.Time
-}
-
-func (l verifyLateWriter) Write(p []byte) (int, error) {
-	if time.Now().Before(l.from) {
-		return len(p), nil
-	}
-	return l.w.Write(p)
-}
-
-// clear takes the bar off the line, before a finding is printed.
-func (b *verifyBar) clear() {
-	if b.bar != nil {
-		_ = b.bar.Clear()
-	}
-}
-
-// finish takes the bar away for good, before the summary.
-func (b *verifyBar) finish() {
-	if b.bar != nil {
-		_ = b.bar.Clear()
-		_ = b.bar.Exit()
-		b.bar = nil
-	}
-	b.enabled = false
 }

@@ -359,7 +359,7 @@ func TestVerifyCRCJobsAndTargets(t *testing.T) {
 // cleared before the summary.
 func TestVerifyCRCProgressBar(t *testing.T) {
 	var buf bytes.Buffer
-	b := &verifyBar{w: &buf, enabled: true, start: time.Now()}
+	b := &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now()}
 	b.update(10, 100)
 	b.update(50, 100)
 	b.clear()
@@ -367,7 +367,7 @@ func TestVerifyCRCProgressBar(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("drawn before a second: %q", buf.String())
 	}
-	b = &verifyBar{w: &buf, enabled: true, start: time.Now().Add(-2 * time.Second)}
+	b = &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now().Add(-2 * time.Second)}
 	b.update(50, 100)
 	if !strings.Contains(buf.String(), "verify-crc") || !strings.Contains(buf.String(), "50%") {
 		t.Errorf("bar after a second: %q", buf.String())
@@ -385,7 +385,7 @@ func TestVerifyCRCProgressBar(t *testing.T) {
 	// Never for a stderr that is not a terminal, nor with --quiet or
 	// --no-progress.
 	for _, e := range []*env{{stderr: &buf}, {stderr: os.Stderr, quiet: true}, {stderr: os.Stderr, noProgress: true}} {
-		if newVerifyBar(e).enabled {
+		if newProgressBar(e, "verify-crc").enabled {
 			t.Errorf("bar enabled for %+v", e)
 		}
 	}

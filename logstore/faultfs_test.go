@@ -149,6 +149,19 @@ func (fs *faultFS) Rename(oldpath, newpath string, noReplace bool) error {
 	return fs.osFS.Rename(oldpath, newpath, noReplace)
 }
 
+func (fs *faultFS) Exchange(a, b string) error {
+	fs.mu.Lock()
+	hook := fs.renameHook
+	fs.mu.Unlock()
+	if hook != nil {
+		if err := hook(a, b); err != nil {
+			return err
+		}
+	}
+	fs.record("exchange %s %s", filepath.Clean(a), filepath.Clean(b))
+	return fs.osFS.Exchange(a, b)
+}
+
 func (fs *faultFS) Remove(name string) error {
 	fs.record("remove %s", filepath.Clean(name))
 	return fs.osFS.Remove(name)
@@ -203,6 +216,11 @@ func (f *faultFile) Write(b []byte) (int, error) {
 	n, err := f.file.Write(b)
 	f.fs.record("write %s %d", f.path, n)
 	return n, err
+}
+
+// CopyFrom goes through Write, so that write faults hit copies too.
+func (f *faultFile) CopyFrom(src *os.File, off, n int64) error {
+	return copyThroughBuffer(f, src, off, n)
 }
 
 func (f *faultFile) Truncate(size int64) error {

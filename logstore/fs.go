@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -14,6 +15,9 @@ type fileSystem interface {
 	// Rename renames oldpath to newpath; with noReplace it fails with
 	// os.ErrExist instead of replacing an existing newpath.
 	Rename(oldpath, newpath string, noReplace bool) error
+	// Exchange swaps two existing paths atomically; it fails with
+	// errNoExchange where the filesystem cannot.
+	Exchange(a, b string) error
 	Remove(name string) error
 	// Link makes newname a second name (hard link) of oldname.
 	Link(oldname, newname string) error
@@ -34,6 +38,11 @@ type file interface {
 	// StartWriteback asks the kernel to start writing [off, off+n) to disk
 	// without waiting: a hint that makes a later Sync shorter.
 	StartWriteback(off, n int64) error
+	// CopyFrom appends n bytes of src, from byte off on, to the file: in
+	// the kernel (copy_file_range: no copy through user space, a reflink
+	// where the filesystem shares blocks) where it can, else through a
+	// buffer. Fewer than n bytes in src is io.ErrUnexpectedEOF.
+	CopyFrom(src *os.File, off, n int64) error
 	Close() error
 }
 
@@ -64,6 +73,21 @@ func (osFS) Rename(oldpath, newpath string, noReplace bool) error {
 	}
 	if err != nil {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
+	}
+	return nil
+}
+
+// errNoExchange means the filesystem cannot swap two directories
+// atomically.
+var errNoExchange = errors.New("the filesystem cannot swap directories atomically (renameat2 RENAME_EXCHANGE)")
+
+func (osFS) Exchange(a, b string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		err = errNoExchange
+	}
+	if err != nil {
+		return &os.LinkError{Op: "exchange", Old: a, New: b, Err: err}
 	}
 	return nil
 }
@@ -102,6 +126,49 @@ func (f osFile) Sync() error {
 
 func (f osFile) StartWriteback(off, n int64) error {
 	return unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+}
+
+func (f osFile) CopyFrom(src *os.File, off, n int64) error {
+	end := off + n
+	for off < end {
+		// Pieces of at most 1 GiB: the kernel copies no more at once anyway.
+		m, err := unix.CopyFileRange(int(src.Fd()), &off, int(f.Fd()), nil, int(min(end-off, 1<<30)), 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) ||
+				errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EBADF) || errors.Is(err, unix.EPERM) {
+				return copyThroughBuffer(f, src, off, end-off)
+			}
+			return &os.PathError{Op: "copy_file_range", Path: f.Name(), Err: err}
+		}
+		if m == 0 {
+			return fmt.Errorf("copy %s to %s: %w", src.Name(), f.Name(), io.ErrUnexpectedEOF)
+		}
+	}
+	return nil
+}
+
+// copyThroughBuffer is CopyFrom the plain way: pread into a buffer, write.
+func copyThroughBuffer(w io.Writer, src *os.File, off, n int64) error {
+	buf := make([]byte, min(n, 1<<20))
+	for n > 0 {
+		m, err := src.ReadAt(buf[:min(n, int64(len(buf)))], off)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				return werr
+			}
+			off, n = off+int64(m), n-int64(m)
+		}
+		if n > 0 && err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("copy %s: %w", src.Name(), err)
+		}
+	}
+	return nil
 }
 
 // openRead opens a file read-only in as few system calls as it takes.

@@ -27,10 +27,21 @@ type dirLock struct{ f *os.File }
 // the locked directory is still the one at that path, since a swap
 // (copy-partition --force) may have replaced it while we waited.
 func lockDir(dir, what string, wait time.Duration) (*dirLock, error) {
+	return lockDirHow(dir, what, wait, unix.LOCK_EX)
+}
+
+// lockDirShared takes a shared flock on dir, as lockDir takes an exclusive
+// one: copies hold a topic's maintenance lock shared, so that several can
+// run at once while none of them lets a sweep or recover in.
+func lockDirShared(dir, what string, wait time.Duration) (*dirLock, error) {
+	return lockDirHow(dir, what, wait, unix.LOCK_SH)
+}
+
+func lockDirHow(dir, what string, wait time.Duration, how int) (*dirLock, error) {
 	deadline := time.Now().Add(wait)
 	pause := 5 * time.Millisecond
 	for {
-		l, err := tryLockDir(dir)
+		l, err := tryLockDirHow(dir, how)
 		if err == nil {
 			return l, nil
 		}
@@ -47,13 +58,16 @@ func lockDir(dir, what string, wait time.Duration) (*dirLock, error) {
 
 var errLockStale = errors.New("locked directory was replaced")
 
-func tryLockDir(dir string) (*dirLock, error) {
+// tryLockDir takes an exclusive flock on dir if it is free (see lockDir).
+func tryLockDir(dir string) (*dirLock, error) { return tryLockDirHow(dir, unix.LOCK_EX) }
+
+func tryLockDirHow(dir string, how int) (*dirLock, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	fd := int(f.Fd())
-	if err := flockRetryEINTR(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := flockRetryEINTR(fd, how|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, err

@@ -247,13 +247,9 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	if err != nil {
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
 	}
-	present := map[int]bool{}
-	n := 0
-	for _, e := range entries {
-		if p, err := format.ParsePartition(e.Name()); err == nil && e.IsDir() {
-			present[p] = true
-			n = max(n, p+1)
-		}
+	n, present, err := partitionDirs(tr.Dir)
+	if err != nil {
+		return tr, fmt.Errorf("topic %s: %w", topic, err)
 	}
 	if n == 0 {
 		return tr, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, tr.Dir, ErrPartitionNotFound)
@@ -357,11 +353,16 @@ func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryR
 	var left []RecoverLeftover
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
-			what := "temporary file of an interrupted operation"
+			l := RecoverLeftover{Path: filepath.Join(dir, e.Name()), What: "temporary file of an interrupted operation"}
 			if e.IsDir() {
-				what = "temporary directory of an interrupted copy or import"
+				l.What = "temporary directory of an interrupted copy or import"
+				if buildInUse(l.Path) {
+					// Copies build without the topic's lock until they
+					// place the result: this one is still running.
+					l.What, l.Kept = "temporary directory of a copy or import still running", true
+				}
 			}
-			left = append(left, RecoverLeftover{Path: filepath.Join(dir, e.Name()), What: what})
+			left = append(left, l)
 		}
 	}
 	if dentries, err := os.ReadDir(s.dir); err == nil {

@@ -95,22 +95,12 @@ func (s *Store) Topic(name string) (*Topic, error) {
 		return nil, err
 	}
 	dir := filepath.Join(s.dir, name)
-	entries, err := os.ReadDir(dir)
+	n, present, err := partitionDirs(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicNotFound)
 		}
 		return nil, fmt.Errorf("open topic %s: %w", name, err)
-	}
-	present := map[int]bool{}
-	n := 0
-	for _, e := range entries {
-		p, err := format.ParsePartition(e.Name())
-		if err != nil || !e.IsDir() {
-			continue
-		}
-		present[p] = true
-		n = max(n, p+1)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, ErrPartitionNotFound)
@@ -360,4 +350,22 @@ func (s *Store) OpenPartition(topic string, partition int) (*Partition, error) {
 		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
 	}
 	return OpenPartitionDir(s.PartitionDir(topic, partition), fmt.Sprintf("%s/%d", topic, partition))
+}
+
+// partitionDirs lists a topic directory's partition directories: the
+// partition count (highest number + 1, SPEC §1) and which are there.
+func partitionDirs(dir string) (int, map[int]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, nil, err
+	}
+	present := map[int]bool{}
+	n := 0
+	for _, e := range entries {
+		if p, err := format.ParsePartition(e.Name()); err == nil && e.IsDir() {
+			present[p] = true
+			n = max(n, p+1)
+		}
+	}
+	return n, present, nil
 }

@@ -79,6 +79,15 @@ type Writer struct {
 // writing) is saved to quarantine and cut, with a warning; a corrupt record
 // is refused with advice to run recover.
 func (s *Store) OpenWriter(topic string, partition int, opts WriterOptions) (*Writer, error) {
+	if opts.LockWait == 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	return s.openWriter(topic, partition, opts)
+}
+
+// openWriter is OpenWriter taking opts.LockWait as it is: 0 tries the lock
+// once, as a retention sweep must never wait for a live writer.
+func (s *Store) openWriter(topic string, partition int, opts WriterOptions) (*Writer, error) {
 	t, err := s.Topic(topic)
 	if err != nil {
 		return nil, err
@@ -95,9 +104,6 @@ func (s *Store) OpenWriter(topic string, partition int, opts WriterOptions) (*Wr
 	}
 	if opts.RollAfter <= 0 {
 		opts.RollAfter = st.RollAfter
-	}
-	if opts.LockWait == 0 {
-		opts.LockWait = DefaultLockWait
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}

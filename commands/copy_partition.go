@@ -1,0 +1,204 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+func copyPartitionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "copy-partition",
+		Usage:     "copy a partition, even one being appended to, to another data directory, topic or partition",
+		ArgsUsage: "TOPIC PARTITION --to DATA_DIR|-",
+		Description: "Copies the partition's closed segments whole and its active segment up to its last\n" +
+			"valid record, so it can run beside a live append (the copy is then a valid prefix;\n" +
+			"run it again with --force to catch up). The source topic's maintenance lock is held\n" +
+			"shared for the copy: retention sweeps and recover wait, other copies do not.\n\n" +
+			"The copy is built in a hidden temporary directory of the destination topic\n" +
+			"(.copy-<partition>-<random>.tmp), using copy_file_range (no copy through user space;\n" +
+			"a reflink where the filesystem shares blocks), checked record by record (CRC,\n" +
+			"offsets) with its indexes kept or rebuilt if the source's are damaged, synced, and\n" +
+			"only then renamed into place: no half-copied partition is ever visible. A damaged\n" +
+			"source is refused, naming the file and byte. An existing destination partition is\n" +
+			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
+			"writer lock (so never under a running append) and removes the old one. A topic\n" +
+			"the copy creates gets the source topic's settings. Leftovers of an interrupted copy\n" +
+			"are removed by the next copy into that topic, and by recover.\n\n" +
+			"--to - writes the partition to stdout as a tar stream that 'seglog import-partition'\n" +
+			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
+			"stream cut short is an error on both ends. The summary then goes to stderr.\n\n" +
+			"Examples:\n" +
+			"  seglog copy-partition orders 0 --to /mnt/new/data\n" +
+			"  seglog copy-partition orders 0 --to ./data --to-topic orders-v2 --to-partition 3\n" +
+			"  seglog copy-partition orders 0 --to /backup/data --force --throttle 50M\n" +
+			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
+			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
+			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing destination partition"},
+			&cli.StringFlag{Name: "throttle", Usage: "copy at most `RATE` bytes a second (e.g. 50M, 1GB)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
+			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a lock another process holds", DefaultText: "2s"},
+		},
+		Action: func(c *cli.Context) error {
+			topic, part, err := topicPartitionArgs(c)
+			if err != nil {
+				return err
+			}
+			opts := logstore.CopyOptions{ToTopic: c.String("to-topic"), ToPartition: c.Int("to-partition"), Force: c.Bool("force")}
+			to := c.String("to")
+			switch {
+			case !c.IsSet("to") || to == "":
+				return usagef("copy-partition: --to DATA_DIR or --to - is required (see 'seglog copy-partition --help')")
+			case to == "-" && (c.IsSet("to-topic") || c.IsSet("to-partition")):
+				return usagef("--to-topic and --to-partition name the destination in a data directory; with --to -, name it on import-partition")
+			case c.IsSet("to-partition") && opts.ToPartition < 0:
+				return usagef("--to-partition must be 0 or more, not %d", opts.ToPartition)
+			}
+			if c.IsSet("to-topic") {
+				if err := checkTopicName(opts.ToTopic); err != nil {
+					return err
+				}
+			}
+			if c.IsSet("throttle") {
+				if opts.Throttle, err = parseRate(c.String("throttle")); err != nil {
+					return usagef("--throttle: %v", err)
+				}
+			}
+			if opts.LockWait, err = lockWaitFlags(c); err != nil {
+				return err
+			}
+			return runCopyPartition(envFrom(c), topic, part, to, opts, c.Bool("json"))
+		},
+	}
+}
+
+// topicPartitionArgs returns a command's TOPIC PARTITION arguments.
+func topicPartitionArgs(c *cli.Context) (string, int, error) {
+	name := c.Command.Name
+	if c.NArg() != 2 {
+		return "", 0, usagef("%s: TOPIC and PARTITION expected, got %d arguments (see 'seglog %s --help')", name, c.NArg(), name)
+	}
+	topic := c.Args().Get(0)
+	if err := checkTopicName(topic); err != nil {
+		return "", 0, err
+	}
+	arg := c.Args().Get(1)
+	part, err := strconv.Atoi(arg)
+	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" {
+		return "", 0, usagef("%s: invalid partition %q (a partition number: 0, 1, ...)", name, arg)
+	}
+	return topic, part, nil
+}
+
+// parseRate parses a throttle: a size a second, "/s" optional.
+func parseRate(s string) (int64, error) {
+	n, err := parseSize(strings.TrimSuffix(s, "/s"))
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("invalid rate %q: must be more than 0", s)
+	}
+	return n, nil
+}
+
+func runCopyPartition(e *env, topic string, part int, to string, opts logstore.CopyOptions, asJSON bool) error {
+	src := logstore.Open(e.dataDir)
+	bar := newProgressBar(e, "copy-partition")
+	opts.Progress = bar.update
+	var rep logstore.CopyReport
+	var err error
+	out := e.stdout
+	if to == "-" {
+		if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return usagef("copy-partition --to -: stdout is a terminal; redirect it or pipe it into 'seglog import-partition'")
+		}
+		rep, err = src.ExportPartition(topic, part, e.stdout, opts)
+		if errors.Is(err, syscall.EPIPE) {
+			// The stream must arrive whole: a reader gone early is a
+			// failure here, not the quiet end a read gets (CLI.md).
+			err = fmt.Errorf("copy-partition %s/%d --to -: the reader of the stream went away before its end (broken pipe)", topic, part)
+		}
+		out = e.stderr
+	} else {
+		rep, err = src.CopyPartition(topic, part, logstore.Open(to), opts)
+	}
+	bar.finish()
+	if err != nil {
+		return lockAdvice(err, opts.LockWait)
+	}
+	if e.quiet && out == e.stderr {
+		return nil
+	}
+	return writeCopySummary(out, rep, asJSON)
+}
+
+// copySummaryJSON is the --json summary of copy-partition and
+// import-partition.
+type copySummaryJSON struct {
+	From           string  `json:"from"`
+	To             string  `json:"to"`
+	Dir            string  `json:"dir,omitempty"`
+	Segments       int     `json:"segments"`
+	Records        uint64  `json:"records"`
+	Bytes          int64   `json:"bytes"`
+	IndexBytes     int64   `json:"index_bytes"`
+	IndexesRebuilt int     `json:"indexes_rebuilt"`
+	StartOffset    uint64  `json:"start_offset"`
+	NextOffset     uint64  `json:"next_offset"`
+	Replaced       bool    `json:"replaced"`
+	Seconds        float64 `json:"seconds"`
+	BytesPerSecond int64   `json:"bytes_per_second"`
+}
+
+// writeCopySummary prints what a copy or import did: a table, or JSON.
+func writeCopySummary(w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	total := rep.Bytes + rep.IndexBytes
+	rate := int64(0)
+	if s := rep.Duration.Seconds(); s > 0 {
+		rate = int64(float64(total) / s)
+	}
+	if asJSON {
+		b, err := json.Marshal(copySummaryJSON{From: rep.From, To: rep.To, Dir: rep.Dir, Segments: rep.Segments,
+			Records: rep.Records, Bytes: rep.Bytes, IndexBytes: rep.IndexBytes, IndexesRebuilt: rep.IndexesRebuilt,
+			StartOffset: rep.Start, NextOffset: rep.Next, Replaced: rep.Replaced,
+			Seconds: rep.Duration.Seconds(), BytesPerSecond: rate})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	to := rep.To
+	if rep.Dir != "" {
+		to = rep.Dir
+	}
+	if rep.Replaced {
+		to += " (replaced)"
+	}
+	offsets := "-"
+	if rep.Next > rep.Start {
+		offsets = fmt.Sprintf("%d..%d", rep.Start, rep.Next-1)
+	}
+	return renderTable(w,
+		[]string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
+		"SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
+		[][]string{{rep.From, to, strconv.Itoa(rep.Segments), strconv.FormatUint(rep.Records, 10), offsets,
+			humanSize(total), strconv.Itoa(rep.IndexesRebuilt), rep.Duration.Round(time.Millisecond).String(),
+			humanSize(rate) + "/s"}})
+}

@@ -1,0 +1,191 @@
+package commands
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A copy while a real append process writes (and rolls) is a valid prefix
+// of the source; once the appender is done, a forced copy is identical.
+func TestCopyPartitionWhileAppendRuns(t *testing.T) {
+	dir := newTopic(t, 1)
+	app := startAppend(t, dir, "t", "--segment-bytes", "4k", "--sync", "never")
+	var written atomic.Int64
+	stop := make(chan struct{})
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := fmt.Fprintf(app.stdin, "line %06d\n", i); err != nil {
+				t.Error(err)
+				return
+			}
+			written.Add(1)
+			if i%5 == 0 {
+				time.Sleep(time.Millisecond) // rolls now and then, not thousands of segments
+			}
+		}
+	}()
+	dst := t.TempDir()
+	eventually(t, 10*time.Second, "records to copy", func() bool { return len(readValues(t, dir, "t", 0)) > 500 })
+	for range 5 {
+		mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst, "--force")
+		vals := readValues(t, dst, "t", 0)
+		if len(vals) == 0 {
+			t.Fatal("the copy holds no records")
+		}
+		for i, v := range vals {
+			if want := fmt.Sprintf("line %06d", i); v != want {
+				t.Fatalf("record %d of the copy is %q, want %q", i, v, want)
+			}
+		}
+		if r := run(t, nil, "-d", dst, "verify-crc", "t"); r.code != 0 {
+			t.Fatalf("verify-crc of the copy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	close(stop)
+	<-wrote
+	app.stdin.Close()
+	if code := app.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("append exited %d: %s", code, app.stderr)
+	}
+	mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst, "--force")
+	if got, want := readValues(t, dst, "t", 0), readValues(t, dir, "t", 0); len(got) != len(want) || len(got) != int(written.Load()) {
+		t.Fatalf("final copy has %d records, source %d, written %d", len(got), len(want), written.Load())
+	}
+	sameFiles(t, filepath.Join(dir, "t", "0"), filepath.Join(dst, "t", "0"))
+}
+
+// kill -9 in the middle of a copy leaves no partition behind, only a
+// hidden temporary directory, which the next copy removes.
+func TestCopyPartitionKilled(t *testing.T) {
+	dir := newTopic(t, 1)
+	var in strings.Builder
+	for i := range 100000 {
+		fmt.Fprintf(&in, "record %06d %s\n", i, strings.Repeat("x", 40))
+	}
+	mustRun(t, dir, in.String(), "append", "t", "--sync", "never", "--segment-bytes", "1M")
+	dst := t.TempDir()
+	cmd := exec.Command(seglogBin(t), "-d", dir, "copy-partition", "t", "0", "--to", dst, "--throttle", "1M")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	topicDir := filepath.Join(dst, "t")
+	eventually(t, 10*time.Second, "the copy to start", func() bool {
+		m, _ := filepath.Glob(filepath.Join(topicDir, ".copy-0-*.tmp", "*.log"))
+		return len(m) > 0
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if _, err := os.Stat(filepath.Join(topicDir, "0")); !os.IsNotExist(err) {
+		t.Fatalf("a killed copy left a partition: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(topicDir, ".copy-0-*.tmp"))
+	if len(left) != 1 {
+		t.Fatalf("temporary directories after the kill: %v", left)
+	}
+	// Readers see no partition there, and the next copy cleans up.
+	mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst)
+	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+		t.Errorf("the next copy left the dead one's directory: %v", err)
+	}
+	if got := readValues(t, dst, "t", 0); len(got) != 100000 {
+		t.Errorf("copy after the kill holds %d records", len(got))
+	}
+}
+
+// copy-partition --to - | import-partition through real pipes; and a
+// reader that goes away early fails both ends, leaving nothing.
+func TestCopyPartitionStreamPipe(t *testing.T) {
+	dir := newTopic(t, 1)
+	var in strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&in, "record %06d %s\n", i, strings.Repeat("y", 60))
+	}
+	mustRun(t, dir, in.String(), "append", "t", "--sync", "never", "--segment-bytes", "512k")
+	dst := t.TempDir()
+
+	pipe := func(limit int64) (exportCode, importCode int, exportErr, importErr string) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eErr, iErr bytes.Buffer
+		exp := exec.Command(seglogBin(t), "-d", dir, "copy-partition", "t", "0", "--to", "-")
+		exp.Stdout, exp.Stderr = w, &eErr
+		imp := exec.Command(seglogBin(t), "-d", dst, "import-partition", "t", "0")
+		imp.Stderr = &iErr
+		if limit > 0 {
+			imp.Stdin = io.LimitReader(r, limit) // the reader stops early
+		} else {
+			imp.Stdin = r
+		}
+		if err := exp.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := imp.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		imp.Wait()
+		r.Close() // the export's reader is gone
+		exp.Wait()
+		return exp.ProcessState.ExitCode(), imp.ProcessState.ExitCode(), eErr.String(), iErr.String()
+	}
+
+	e, i, eErr, iErr := pipe(200000)
+	if e != 1 || !strings.Contains(eErr, "broken pipe") || i != 1 || !strings.Contains(iErr, "not a whole partition stream") {
+		t.Fatalf("stream cut short: export exit %d (%q), import exit %d (%q)", e, eErr, i, iErr)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "t", "0")); !os.IsNotExist(err) {
+		t.Fatalf("a cut stream left a partition: %v", err)
+	}
+	e, i, eErr, iErr = pipe(0)
+	if e != 0 || i != 0 {
+		t.Fatalf("whole stream: export exit %d (%q), import exit %d (%q)", e, eErr, i, iErr)
+	}
+	sameFiles(t, filepath.Join(dir, "t", "0"), filepath.Join(dst, "t", "0"))
+}
+
+// sameFiles fails unless directories a and b hold the same files (by
+// name) with the same bytes.
+func sameFiles(t *testing.T, a, b string) {
+	t.Helper()
+	ea, err := os.ReadDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, err := os.ReadDir(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ea) != len(eb) {
+		t.Fatalf("%s holds %d files, %s %d", a, len(ea), b, len(eb))
+	}
+	for _, e := range ea {
+		x, err := os.ReadFile(filepath.Join(a, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs in %s (%v)", e.Name(), b, err)
+		}
+	}
+}

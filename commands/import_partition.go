@@ -1,0 +1,57 @@
+package commands
+
+import (
+	"os"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+func importPartitionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import-partition",
+		Usage:     "make a partition of the tar stream 'copy-partition --to -' writes, read from stdin",
+		ArgsUsage: "TOPIC PARTITION",
+		Description: "Reads the stream from stdin into a hidden temporary directory of TOPIC, checks\n" +
+			"every record as it arrives (CRC, offsets), keeps or rebuilds the indexes, syncs,\n" +
+			"and renames the result into place as partition PARTITION of TOPIC, the way\n" +
+			"copy-partition places a copy: a stream that is cut short, damaged or not one at\n" +
+			"all leaves nothing behind (exit status 1). TOPIC is created if need be, with the\n" +
+			"source topic's settings when the stream carries them. An existing partition is\n" +
+			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
+			"writer lock and removes the old one.\n\n" +
+			"Examples:\n" +
+			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0\n" +
+			"  seglog import-partition orders 3 --force < orders-0.tar",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing partition"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
+			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a lock another process holds", DefaultText: "2s"},
+		},
+		Action: func(c *cli.Context) error {
+			topic, part, err := topicPartitionArgs(c)
+			if err != nil {
+				return err
+			}
+			opts := logstore.CopyOptions{Force: c.Bool("force")}
+			if opts.LockWait, err = lockWaitFlags(c); err != nil {
+				return err
+			}
+			e := envFrom(c)
+			if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				return usagef("import-partition reads the stream 'seglog copy-partition --to -' writes from stdin: pipe or redirect it in")
+			}
+			bar := newProgressBar(e, "import-partition")
+			opts.Progress = bar.update
+			rep, err := logstore.Open(e.dataDir).ImportPartition(topic, part, e.stdin, opts)
+			bar.finish()
+			if err != nil {
+				return lockAdvice(err, opts.LockWait)
+			}
+			return writeCopySummary(e.stdout, rep, c.Bool("json"))
+		},
+	}
+}

@@ -1,0 +1,601 @@
+package logstore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/seglog/seglog/format"
+)
+
+// ErrPartitionExists means a copy's destination partition is there
+// already, and replacing it was not asked for.
+var ErrPartitionExists = errors.New("logstore: destination partition exists")
+
+// CopyOptions configure CopyPartition, ExportPartition and
+// ImportPartition.
+type CopyOptions struct {
+	ToTopic     string // the destination topic; "" keeps the source's
+	ToPartition int    // the destination partition; < 0 keeps the source's
+	// Force replaces an existing destination partition, atomically, under
+	// its writer lock.
+	Force bool
+	// Throttle caps the copy at this many bytes a second; 0 is no limit.
+	Throttle int64
+	// LockWait is how long to retry a held lock: 0 means DefaultLockWait.
+	LockWait time.Duration
+	// Progress, if set, is told the bytes copied so far, out of total.
+	Progress func(done, total int64)
+}
+
+// CopyReport says what a copy did.
+type CopyReport struct {
+	From     string // source topic/partition
+	To       string // destination topic/partition
+	Dir      string // the destination partition directory; "" for an export
+	Segments int
+	Records  uint64
+	Bytes    int64 // of .log files
+	// IndexBytes counts the .index and .timeindex bytes written.
+	IndexBytes int64
+	// IndexesRebuilt counts segments whose indexes were damaged, missing
+	// or short in the source and were rebuilt in the copy.
+	IndexesRebuilt int
+	Start, Next    uint64 // the copy's offsets: first held, next to write
+	Replaced       bool   // an existing destination partition was replaced
+	Duration       time.Duration
+}
+
+// copySegment is one segment of a copy's source, with the bytes of each
+// file the copy takes.
+type copySegment struct {
+	seg                 segment
+	log, index, timeidx int64
+	interval            int
+	closed              bool
+}
+
+// copySource is a partition being copied: its segments, fixed when the
+// copy starts, under the topic's maintenance lock (shared: no sweep or
+// recover can change them, other copies can run).
+type copySource struct {
+	name     string
+	dir      string
+	segs     []copySegment
+	gaps     []byte // the partition's .gaps.json, nil when none
+	settings []byte // the topic's settings file, nil when none
+	lock     *dirLock
+	total    int64 // bytes of every file the copy takes
+}
+
+func (s *Store) openCopySource(topic string, part int, wait time.Duration) (*copySource, error) {
+	if err := format.ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	t, err := s.Topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	if part < 0 || part >= t.Partitions {
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, part, ErrPartitionNotFound)
+	}
+	src := &copySource{name: fmt.Sprintf("%s/%d", topic, part), dir: s.PartitionDir(topic, part)}
+	if fi, err := os.Stat(src.dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("topic %s: partition %d is missing (%s): %w", topic, part, src.dir, ErrPartitionNotFound)
+	}
+	if src.lock, err = lockDirShared(t.Dir, "topic "+topic, wait); err != nil {
+		return nil, err
+	}
+	if err := src.plan(t.Dir); err != nil {
+		src.close()
+		return nil, err
+	}
+	return src, nil
+}
+
+// plan fixes what the copy takes: closed segments whole, the active one up
+// to its last valid record (a writer may be appending).
+func (src *copySource) plan(topicDir string) error {
+	segs, err := listSegments(src.dir)
+	if err != nil {
+		return err
+	}
+	if src.settings, err = readOptional(filepath.Join(topicDir, settingsFile)); err != nil {
+		return err
+	}
+	if src.gaps, err = readOptional(filepath.Join(src.dir, GapsFile)); err != nil {
+		return err
+	}
+	intervals, err := recIntervals(segs, 0)
+	if err != nil {
+		return err
+	}
+	for i, seg := range segs {
+		cs := copySegment{seg: seg, interval: intervals[i], closed: i < len(segs)-1}
+		if cs.closed {
+			cs.log, cs.index, cs.timeidx = fileSize(seg.path(format.LogExt)), fileSize(seg.path(format.IndexExt)), fileSize(seg.path(format.TimeIndexExt))
+		} else if err := cs.planActive(); err != nil {
+			return err
+		}
+		src.segs = append(src.segs, cs)
+		src.total += cs.log + cs.index + cs.timeidx
+	}
+	return nil
+}
+
+func (cs *copySegment) planActive() error {
+	f, err := openRead(cs.seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	end, err := findEnd(cs.seg, osFile{f}, true)
+	if err != nil {
+		return err
+	}
+	if end.Tail == tailCorrupt {
+		return fmt.Errorf("%w; run 'seglog recover' on the source first", end.Err)
+	}
+	cs.log = end.Pos
+	if cs.index, err = indexPrefix(cs.seg.path(format.IndexExt), end.Next); err != nil {
+		return err
+	}
+	cs.timeidx, err = indexPrefix(cs.seg.path(format.TimeIndexExt), end.Next)
+	return err
+}
+
+func (src *copySource) close() { src.lock.Unlock() }
+
+// readOptional reads a small file that may not exist (nil then).
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// fileSize is the size of path, 0 when it is missing (an index a copy
+// rebuilds).
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// CopyPartition copies a partition of the store, possibly while it is
+// being appended to, to dst (SPEC §6): closed segments whole, the active
+// one up to its last valid record. The copy is built in a temporary
+// directory beside the destination, checked record by record (a damaged
+// source is refused, saying where), its indexes kept or rebuilt, synced,
+// and only then renamed into place. An existing destination partition is
+// refused unless opts.Force.
+func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptions) (CopyReport, error) {
+	began := time.Now()
+	opts = opts.withDefaults(topic, part)
+	rep := CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: fmt.Sprintf("%s/%d", opts.ToTopic, opts.ToPartition)}
+	if err := format.ValidateTopic(opts.ToTopic); err != nil {
+		return rep, err
+	}
+	src, err := s.openCopySource(topic, part, opts.LockWait)
+	if err != nil {
+		return rep, err
+	}
+	defer src.close()
+	if same, err := samePath(src.dir, dst.PartitionDir(opts.ToTopic, opts.ToPartition)); err != nil || same {
+		if err == nil {
+			err = fmt.Errorf("%s is both the source and the destination of the copy", src.dir)
+		}
+		return rep, err
+	}
+	b, err := dst.beginBuild(opts, src.settings, &rep)
+	if err != nil {
+		return rep, err
+	}
+	defer b.abort()
+	pace := newPacer(opts.Throttle, src.total, opts.Progress)
+	for _, cs := range src.segs {
+		if err := b.copySegment(cs, pace); err != nil {
+			return rep, err
+		}
+	}
+	if err := b.finish(src.gaps); err != nil {
+		return rep, err
+	}
+	if err := b.place(src.lock); err != nil {
+		return rep, err
+	}
+	rep.Duration = time.Since(began)
+	return rep, nil
+}
+
+func (o CopyOptions) withDefaults(topic string, part int) CopyOptions {
+	if o.ToTopic == "" {
+		o.ToTopic = topic
+	}
+	if o.ToPartition < 0 {
+		o.ToPartition = part
+	}
+	if o.LockWait == 0 {
+		o.LockWait = DefaultLockWait
+	}
+	return o
+}
+
+// samePath reports whether a and b are one directory (b need not exist).
+func samePath(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && os.SameFile(fa, fb), err
+}
+
+// partitionBuild is a partition being built in a temporary directory of
+// its destination topic: .copy-<partition>-<random>.tmp, flock'ed for as
+// long as it is built, so that the cleanup of leftovers (by the next copy,
+// by recover) takes only those of copies that died.
+type partitionBuild struct {
+	s        *Store
+	opts     CopyOptions
+	rep      *CopyReport
+	topicDir string
+	tmp      string
+	tmpLock  *dirLock
+	final    string
+	placed   bool
+	next     uint64 // offset after the last segment built
+	pending  []file // the last segment's files, synced after the next one is built
+}
+
+const buildPrefix = ".copy-"
+
+func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (*partitionBuild, error) {
+	b := &partitionBuild{s: s, opts: opts, rep: rep, topicDir: filepath.Join(s.dir, opts.ToTopic),
+		final: s.PartitionDir(opts.ToTopic, opts.ToPartition)}
+	rep.Dir = b.final
+	if opts.ToPartition < 0 {
+		return nil, fmt.Errorf("invalid destination partition %d", opts.ToPartition)
+	}
+	_, statErr := os.Stat(b.topicDir)
+	if err := s.mkdirAll(b.topicDir); err != nil {
+		return nil, fmt.Errorf("destination topic %s: %w", opts.ToTopic, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && settings != nil {
+		// A topic the copy creates gets the source topic's settings.
+		if err := s.writeFileAtomic(filepath.Join(b.topicDir, settingsFile), settings); err != nil {
+			return nil, err
+		}
+	}
+	s.removeDeadBuilds(b.topicDir)
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	b.tmp = filepath.Join(b.topicDir, buildPrefix+strconv.Itoa(opts.ToPartition)+"-"+hex.EncodeToString(rnd[:])+".tmp")
+	if err := s.fs.Mkdir(b.tmp, 0o755); err != nil {
+		return nil, err
+	}
+	var err error
+	if b.tmpLock, err = tryLockDir(b.tmp); err != nil {
+		s.removeAll(b.tmp)
+		return nil, err
+	}
+	return b, nil
+}
+
+// removeDeadBuilds removes the temporary directories of copies into the
+// topic directory dir that died: those whose lock nobody holds.
+func (s *Store) removeDeadBuilds(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.IsDir() || !isBuildDir(e.Name()) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if l, err := tryLockDir(path); err == nil {
+			s.removeAll(path)
+			l.Unlock()
+		}
+	}
+}
+
+func isBuildDir(name string) bool {
+	return strings.HasPrefix(name, buildPrefix) && strings.HasSuffix(name, ".tmp")
+}
+
+// buildInUse reports whether path is the temporary directory of a copy
+// that is still running.
+func buildInUse(path string) bool {
+	if !isBuildDir(filepath.Base(path)) {
+		return false
+	}
+	l, err := tryLockDir(path)
+	if err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	l.Unlock()
+	return false
+}
+
+// create makes a file of the segment in the build.
+func (b *partitionBuild) create(seg segment, ext string) (file, error) {
+	return b.s.fs.OpenFile(seg.path(ext), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+// copySegment copies one source segment into the build: the index files'
+// bytes, then the .log a piece at a time, each piece checked as soon as it
+// is copied (it is in the cache then).
+func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
+	seg := segment{dir: b.tmp, base: cs.seg.base}
+	var files []file
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, x := range []struct {
+		ext string
+		n   int64
+	}{{format.IndexExt, cs.index}, {format.TimeIndexExt, cs.timeidx}, {format.LogExt, cs.log}} {
+		f, err := b.create(seg, x.ext)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		if x.ext == format.LogExt {
+			break
+		}
+		if err := copyFile(f, cs.seg.path(x.ext), 0, x.n, pace); err != nil {
+			return err
+		}
+	}
+	check := newSegmentCheck(cs.seg.path(format.LogExt), seg.base, cs.interval)
+	if err := check.compareIndexes(seg); err != nil {
+		return err
+	}
+	src, err := openRead(cs.seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	copied, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer copied.Close()
+	buf := make([]byte, copyPiece)
+	for at := int64(0); at < cs.log; {
+		n := min(pace.piece(), cs.log-at)
+		if err := files[2].CopyFrom(src, at, n); err != nil {
+			return err
+		}
+		if _, err := readFullAt(copied, buf[:min(n, int64(len(buf)))], at, n, check); err != nil {
+			return err
+		}
+		at += n
+		pace.add(n)
+	}
+	err = b.endSegment(seg, check, files)
+	files = nil
+	return err
+}
+
+// copyPiece is how much of a .log a copy moves at once: large enough for
+// few system calls, small enough to check while it is in the CPU's cache.
+const copyPiece = 4 << 20
+
+// readFullAt reads [at, at+n) of f through buf and writes it to w.
+func readFullAt(f *os.File, buf []byte, at, n int64, w interface{ Write([]byte) (int, error) }) (int64, error) {
+	var done int64
+	for done < n {
+		m, err := f.ReadAt(buf[:min(int64(len(buf)), n-done)], at+done)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				return done, werr
+			}
+			done += int64(m)
+		}
+		if done < n && err != nil {
+			return done, fmt.Errorf("read back %s: %w", f.Name(), err)
+		}
+	}
+	return done, nil
+}
+
+// copyFile appends [from, from+n) of the file at path to f.
+func copyFile(f file, path string, from, n int64, pace *pacer) error {
+	if n == 0 {
+		return nil
+	}
+	src, err := openRead(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := f.CopyFrom(src, from, n); err != nil {
+		return err
+	}
+	pace.add(n)
+	return nil
+}
+
+// endSegment finishes a built segment whose files were written: the
+// check's verdict, its indexes fixed, the segment's place after the one
+// before (no overlap), then writeback started and the previous segment
+// synced (this one is synced after the next, or by finish). The build
+// takes the files over, whatever happens.
+func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []file) error {
+	b.pending = append(b.pending, files...)
+	err := check.finish()
+	rebuilt := false
+	if err == nil {
+		rebuilt, err = check.fixIndexes(b.s.fs, seg)
+	}
+	if err == nil && b.rep.Segments > 0 && seg.base < b.next {
+		err = &CorruptionError{Path: check.where, Pos: 0, Offset: int64(b.next), Reason: ErrOverlap}
+	}
+	if err != nil {
+		return err
+	}
+	if b.rep.Segments == 0 {
+		b.rep.Start = seg.base
+	}
+	b.rep.Segments++
+	b.rep.Records += check.records()
+	b.rep.Bytes += check.pos
+	b.rep.IndexBytes += fileSize(seg.path(format.IndexExt)) + fileSize(seg.path(format.TimeIndexExt))
+	if rebuilt {
+		b.rep.IndexesRebuilt++
+	}
+	b.next = check.next
+	b.rep.Next = b.next
+	for _, f := range files {
+		if fi, err := f.Stat(); err == nil {
+			_ = f.StartWriteback(0, fi.Size())
+		}
+	}
+	err = b.syncPending(len(b.pending) - len(files))
+	return err
+}
+
+// syncPending syncs and closes the first n pending files: those of the
+// segment built before this one.
+func (b *partitionBuild) syncPending(n int) error {
+	var err error
+	for _, f := range b.pending[:n] {
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	b.pending = b.pending[n:]
+	return err
+}
+
+// finish syncs what is left of the build and adds the partition's gaps
+// file, then syncs the directory: the build is whole on disk.
+func (b *partitionBuild) finish(gaps []byte) error {
+	if err := b.syncPending(len(b.pending)); err != nil {
+		return err
+	}
+	if gaps != nil {
+		if err := b.s.writeFileAtomic(filepath.Join(b.tmp, GapsFile), gaps); err != nil {
+			return err
+		}
+	}
+	return b.s.fs.SyncDir(b.tmp)
+}
+
+// place renames the build into place under the destination topic's
+// maintenance lock (shared, as copies take it; held already when the
+// source is the same topic): never over an existing partition, unless
+// Force, which swaps the new one in under the old one's writer lock and
+// then removes the old one.
+func (b *partitionBuild) place(held *dirLock) error {
+	if held == nil || !sameDirAsLock(held, b.topicDir) {
+		lock, err := lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait)
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
+	}
+	err := b.s.fs.Rename(b.tmp, b.final, true)
+	if err == nil {
+		b.placed = true
+		return b.s.fs.SyncDir(b.topicDir)
+	}
+	if !errors.Is(err, fs.ErrExist) && !errors.Is(err, unix.ENOTEMPTY) {
+		return err
+	}
+	if !b.opts.Force {
+		return fmt.Errorf("%w: %s (%s); use --force to replace it", ErrPartitionExists, b.rep.To, b.final)
+	}
+	lock, err := lockDir(b.final, "partition "+b.rep.To, b.opts.LockWait)
+	if err != nil {
+		return err
+	}
+	err = b.s.fs.Exchange(b.tmp, b.final)
+	if err == nil {
+		b.placed, b.rep.Replaced = true, true
+		err = b.s.fs.SyncDir(b.topicDir)
+	}
+	lock.Unlock()
+	// b.tmp now holds the old partition: abort removes it.
+	return err
+}
+
+// sameDirAsLock reports whether the lock is on dir.
+func sameDirAsLock(l *dirLock, dir string) bool {
+	lf, err := l.f.Stat()
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && os.SameFile(lf, fi)
+}
+
+// abort removes the temporary directory: a build that failed, or after a
+// forced copy the partition it replaced.
+func (b *partitionBuild) abort() {
+	for _, f := range b.pending {
+		f.Close()
+	}
+	b.pending = nil
+	if !b.placed || b.rep.Replaced {
+		b.s.removeAll(b.tmp)
+		_ = b.s.fs.SyncDir(b.topicDir)
+	}
+	b.tmpLock.Unlock()
+}
+
+// pacer keeps a copy at its throttle and reports its progress.
+type pacer struct {
+	rate     int64
+	began    time.Time
+	done     int64
+	total    int64
+	progress func(done, total int64)
+}
+
+func newPacer(rate, total int64, progress func(done, total int64)) *pacer {
+	return &pacer{rate: rate, began: time.Now(), total: total, progress: progress}
+}
+
+// piece is how much to move before the next pause: a tenth of a second's
+// worth under a throttle, so that the rate holds smoothly.
+func (p *pacer) piece() int64 {
+	if p.rate > 0 {
+		return max(min(copyPiece, p.rate/10), 4096)
+	}
+	return copyPiece
+}
+
+// add counts n bytes moved and sleeps as long as the throttle asks.
+func (p *pacer) add(n int64) {
+	p.done += n
+	if p.progress != nil {
+		p.progress(p.done, max(p.total, p.done))
+	}
+	if p.rate > 0 {
+		due := time.Duration(float64(p.done) / float64(p.rate) * float64(time.Second))
+		if wait := due - time.Since(p.began); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+}

@@ -1,0 +1,695 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/seglog/seglog/format"
+)
+
+// Retention (SPEC §6) deletes the longest prefix of a partition's segments
+// in which every segment qualifies under one of two rules:
+//
+//   - by time: its newest timestamp is older than now − retention. Foreign
+//     writers stamp the wall clock, which can step back, so the last record
+//     need not be the newest. A segment is kept as soon as a timestamp read
+//     cheaply (its last valid record's, its last time-index entry that
+//     checks out) is recent enough; only a segment about to go by time is
+//     walked header by header for its true newest. Damage on that walk
+//     leaves its age unknown, and data of unknown age never goes by time.
+//     A timestamp after now keeps a segment and is reported.
+//   - by size (Kafka's rule): the oldest segment goes while the partition's
+//     .log bytes without it stay >= retention-bytes. The active segment
+//     never goes by size: whatever goes before it, the partition would be
+//     left with nothing.
+//
+// The active segment can only go by time, and only once rolled: under the
+// partition's writer lock, tried once (a live writer keeps it), it is
+// rolled as a writer rolls it, so the next offset lives on in the name of
+// the new, empty segment.
+//
+// A segment is deleted by renaming its files to <name>.deleted (the .log
+// first: without it the segment is gone for everyone listing the
+// directory), syncing the directory, then unlinking them. A crash leaves
+// .deleted files, which recover removes. Readers hold their open files;
+// one that comes to open a segment that is gone meets
+// NoLongerAvailableError.
+
+// ErrNoRetention means a sweep has no rule for a topic: none was given and
+// the topic stores none.
+var ErrNoRetention = errors.New("logstore: no retention set")
+
+// RetentionOptions control RetentionSweep.
+type RetentionOptions struct {
+	// Retention deletes segments whose newest timestamp is older than Now
+	// minus it; 0 takes the topic's stored setting.
+	Retention time.Duration
+	// RetentionBytes deletes the oldest segments while the partition keeps
+	// at least this many .log bytes without them; 0 takes the topic's
+	// stored setting.
+	RetentionBytes int64
+	// Now is when the rules are evaluated; zero means the clock.
+	Now time.Time
+	// DryRun decides and reports, and changes nothing.
+	DryRun bool
+	// LockWait is how long to retry the topic's maintenance lock: 0 means
+	// DefaultLockWait, WaitForever no limit. The writer lock is only ever
+	// tried once.
+	LockWait time.Duration
+	// Warn receives warnings: an incomplete tail cut when the active
+	// segment is rolled.
+	Warn func(msg string)
+}
+
+// SweepDecision is what a sweep did, or would do, with a segment.
+type SweepDecision string
+
+const (
+	SweepDeleted     SweepDecision = "deleted"
+	SweepWouldDelete SweepDecision = "would delete" // in a dry run
+	SweepKept        SweepDecision = "kept"
+	// SweepFuture: kept, as it holds a timestamp after now.
+	SweepFuture SweepDecision = "future timestamps"
+)
+
+// SweepReason says why a segment goes or stays.
+type SweepReason string
+
+const (
+	// SweepByTime: its newest timestamp is older than the cutoff, or it is
+	// a closed segment holding nothing.
+	SweepByTime SweepReason = "time"
+	// SweepBySize: the partition keeps at least RetentionBytes without it.
+	SweepBySize SweepReason = "size"
+	// SweepNewer: it holds a timestamp at or after the cutoff.
+	SweepNewer SweepReason = "newer"
+	// SweepInFuture: it holds a timestamp after now.
+	SweepInFuture SweepReason = "future"
+	// SweepDamaged: its newest timestamp is unknown, because of Damage.
+	SweepDamaged SweepReason = "damaged"
+	// SweepAfterKept: a segment before it stays, and only a prefix goes.
+	SweepAfterKept SweepReason = "after-kept"
+	// SweepWriterLive: the active segment, and a writer holds the
+	// partition.
+	SweepWriterLive SweepReason = "writer"
+	// SweepEmptyActive: the active segment, holding no records.
+	SweepEmptyActive SweepReason = "active-empty"
+	// SweepUnderSize: only the size rule applies, and it keeps the segment.
+	SweepUnderSize SweepReason = "under-size"
+)
+
+// TopicSweep is what RetentionSweep did to a topic.
+type TopicSweep struct {
+	Topic string
+	Dir   string
+	// The rules applied: from the options, else the topic's settings;
+	// 0 when a rule is off.
+	Retention      time.Duration
+	RetentionBytes int64
+	Now            int64 // Unix ns
+	Cutoff         int64 // Now − Retention, when Retention > 0
+	Partitions     []PartitionSweep
+	Failed         []SweepFailure
+}
+
+// SweepFailure is a partition RetentionSweep could not sweep.
+type SweepFailure struct {
+	Partition int
+	Err       error
+}
+
+// PartitionSweep is what a sweep did (in a dry run: would do) to one
+// partition.
+type PartitionSweep struct {
+	Topic     string
+	Partition int
+	Dir       string
+	DryRun    bool
+	Segments  []SegmentSweep
+	// Rolled names the empty segment created to roll the active one so
+	// that it could go; "" when none was (in a dry run: would be).
+	Rolled string
+	// The partition's first and next offset after the sweep.
+	Start, Next uint64
+	// WriterPid is the live writer that kept the active segment, when
+	// /proc/locks names it.
+	WriterPid int
+}
+
+// Deleted counts the segments and .log bytes deleted (in a dry run: that
+// would be).
+func (p *PartitionSweep) Deleted() (segments int, bytes int64) {
+	for _, ss := range p.Segments {
+		if ss.Decision == SweepDeleted || ss.Decision == SweepWouldDelete {
+			segments++
+			bytes += ss.Bytes
+		}
+	}
+	return segments, bytes
+}
+
+// SegmentSweep is one segment's part of a PartitionSweep.
+type SegmentSweep struct {
+	Name    string // the .log file's name
+	Base    uint64
+	Active  bool
+	Records uint64 // valid records, as far as read
+	Bytes   int64  // the .log's size
+	// Newest is the largest timestamp found (Unix ns), when HasNewest. It
+	// is exact for a segment that goes by time; for one kept by time it is
+	// the largest of those read to prove it recent, and a foreign writer's
+	// clock stepping back may have left a larger one unread.
+	Newest    int64
+	HasNewest bool
+	Future    bool // under a time rule: it holds a timestamp after now (kept, unless size took it)
+	Decision  SweepDecision
+	Reason    SweepReason
+	// SizeJudged tells whether a size rule judged the segment (not one
+	// after a kept segment); if so, Remaining is the partition's .log
+	// bytes without it and those going before it.
+	SizeJudged bool
+	Remaining  int64
+	Damage     *CorruptionError // what left the newest timestamp unknown
+}
+
+// RetentionSweep applies the retention rules (SPEC §6) to the partitions
+// of a topic (only that one when only >= 0) under one hold of the topic's
+// maintenance lock. A partition that cannot be swept (an I/O error) is
+// listed in Failed and the others are still swept; the error returned is
+// for the topic as a whole: not found, no rule (ErrNoRetention), its
+// maintenance lock held (*LockedError).
+func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (TopicSweep, error) {
+	ts := TopicSweep{Topic: topic, Dir: filepath.Join(s.dir, topic)}
+	if err := format.ValidateTopic(topic); err != nil {
+		return ts, err
+	}
+	if fi, err := os.Stat(ts.Dir); err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return ts, fmt.Errorf("topic %s in %s: %w", topic, s.dir, ErrTopicNotFound)
+		}
+		return ts, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	settings := filepath.Join(ts.Dir, settingsFile)
+	st, err := readSettings(settings)
+	if err != nil {
+		return ts, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	// Flags override each stored setting; zero or less is no rule (Kafka
+	// stores -1 for "unlimited").
+	ts.Retention, ts.RetentionBytes = max(st.Retention, 0), max(st.RetentionBytes, 0)
+	if opts.Retention > 0 {
+		ts.Retention = opts.Retention
+	}
+	if opts.RetentionBytes > 0 {
+		ts.RetentionBytes = opts.RetentionBytes
+	}
+	if ts.Retention == 0 && ts.RetentionBytes == 0 {
+		return ts, fmt.Errorf("topic %s: %w (none given, none stored in %s)", topic, ErrNoRetention, settings)
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	ts.Now = opts.Now.UnixNano()
+	if ts.Retention > 0 {
+		ts.Cutoff = math.MinInt64
+		if ts.Now >= math.MinInt64+int64(ts.Retention) {
+			ts.Cutoff = ts.Now - int64(ts.Retention)
+		}
+	}
+	if opts.LockWait == 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	lock, err := lockDir(ts.Dir, "topic "+topic, opts.LockWait)
+	if err != nil {
+		return ts, err
+	}
+	defer lock.Unlock()
+
+	n, present, err := partitionDirs(ts.Dir)
+	if err != nil {
+		return ts, fmt.Errorf("topic %s: %w", topic, err)
+	}
+	switch {
+	case n == 0:
+		return ts, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, ts.Dir, ErrPartitionNotFound)
+	case only >= n:
+		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
+	}
+	for p := range n {
+		if only >= 0 && p != only {
+			continue
+		}
+		if !present[p] {
+			ts.Failed = append(ts.Failed, SweepFailure{Partition: p,
+				Err: fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", topic, p, n-1, s.PartitionDir(topic, p), ErrPartitionNotFound)})
+			continue
+		}
+		sw := &sweeper{s: s, ts: &ts, opts: opts, part: p, name: fmt.Sprintf("%s/%d", topic, p)}
+		rep, err := sw.sweep()
+		if err != nil {
+			ts.Failed = append(ts.Failed, SweepFailure{Partition: p, Err: fmt.Errorf("sweep %s: %w", sw.name, err)})
+			continue
+		}
+		ts.Partitions = append(ts.Partitions, rep)
+	}
+	return ts, nil
+}
+
+// sweeper sweeps one partition.
+type sweeper struct {
+	s    *Store
+	ts   *TopicSweep
+	opts RetentionOptions
+	part int
+	name string // "topic/partition", for messages
+	rep  PartitionSweep
+}
+
+// retLook is what a sweep learns of a segment without reading it whole.
+type retLook struct {
+	seg    segment
+	end    segmentEnd // from its last index entry that checks out
+	active bool
+}
+
+func (l retLook) records() uint64 { return l.end.Next - l.seg.base }
+
+func (sw *sweeper) sweep() (PartitionSweep, error) {
+	dir := sw.s.PartitionDir(sw.ts.Topic, sw.part)
+	sw.rep = PartitionSweep{Topic: sw.ts.Topic, Partition: sw.part, Dir: dir, DryRun: sw.opts.DryRun}
+	segs, err := listSegments(dir)
+	if err != nil || len(segs) == 0 {
+		return sw.rep, err
+	}
+	looks := make([]retLook, len(segs))
+	var total int64
+	for i, seg := range segs {
+		if looks[i], err = retLookAt(seg, i == len(segs)-1); err != nil {
+			return sw.rep, err
+		}
+		total += looks[i].end.Size
+	}
+	if sw.rep.Next, err = retNext(looks[len(looks)-1]); err != nil {
+		return sw.rep, err
+	}
+	var doomed []segment
+	kept := false
+	for _, l := range looks {
+		ss := SegmentSweep{Name: format.SegmentName(l.seg.base, format.LogExt), Base: l.seg.base, Active: l.active,
+			Records: l.records(), Bytes: l.end.Size, Newest: l.end.LastTS, HasNewest: l.records() > 0}
+		ss.Future = sw.future(&ss)
+		switch {
+		case kept:
+			sw.keepAfter(&ss)
+		case l.active:
+			err = sw.judgeActive(l, &ss, total)
+		default:
+			err = sw.judgeClosed(l, &ss, total)
+		}
+		if err != nil {
+			return sw.rep, err
+		}
+		if ss.Decision == SweepWouldDelete {
+			doomed = append(doomed, l.seg)
+			total -= ss.Bytes
+		} else {
+			kept = true
+		}
+		sw.rep.Segments = append(sw.rep.Segments, ss)
+	}
+	sw.rep.Start = sw.rep.Next
+	if len(doomed) < len(segs) {
+		sw.rep.Start = segs[len(doomed)].base
+	}
+	if sw.opts.DryRun {
+		return sw.rep, nil
+	}
+	for i, seg := range doomed {
+		if err := sw.s.deleteSegment(seg); err != nil {
+			return sw.rep, fmt.Errorf("%w (%d of the %d segments to delete were deleted before it)", err, i, len(doomed))
+		}
+		sw.rep.Segments[i].Decision = SweepDeleted
+	}
+	// A writer may have rolled meanwhile: the directory says where the
+	// partition starts now.
+	if segs, err := listSegments(dir); err == nil && len(segs) > 0 {
+		sw.rep.Start = segs[0].base
+	}
+	return sw.rep, nil
+}
+
+// retNext is the partition's next offset as Bounds finds it: past damage
+// in the active segment when valid records follow it.
+func retNext(active retLook) (uint64, error) {
+	if active.end.Tail != tailCorrupt {
+		return active.end.Next, nil
+	}
+	f, err := openRead(active.seg.path(format.LogExt))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	end, err := validEnd(active.seg, osFile{f}, true)
+	return end.Next, err
+}
+
+// future reports whether, under a time rule, a segment is known to hold a
+// timestamp after now.
+func (sw *sweeper) future(ss *SegmentSweep) bool {
+	return sw.ts.Retention > 0 && ss.HasNewest && ss.Newest > sw.ts.Now
+}
+
+// retLookAt finds where a segment's valid data ends, scanning from its last
+// index entry that checks out: a few reads, as describe makes.
+func retLookAt(seg segment, active bool) (retLook, error) {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return retLook{}, err
+	}
+	defer f.Close()
+	end, err := findEnd(seg, osFile{f}, active)
+	return retLook{seg: seg, end: end, active: active}, err
+}
+
+// keepAfter describes a segment after a kept one by what its cheaply read
+// timestamps show.
+func (sw *sweeper) keepAfter(ss *SegmentSweep) {
+	ss.Decision, ss.Reason = SweepKept, SweepAfterKept
+	switch {
+	case ss.Active && ss.Records == 0:
+		ss.Reason = SweepEmptyActive
+	case ss.Future:
+		ss.Decision, ss.Reason = SweepFuture, SweepInFuture
+	case sw.ts.Retention > 0 && ss.HasNewest && ss.Newest >= sw.ts.Cutoff:
+		ss.Reason = SweepNewer
+	}
+}
+
+// judgeClosed decides a closed segment of the prefix: size first (it
+// needs no reading), then time.
+func (sw *sweeper) judgeClosed(l retLook, ss *SegmentSweep, total int64) error {
+	ss.SizeJudged, ss.Remaining = sw.ts.RetentionBytes > 0, total-ss.Bytes
+	if sw.ts.RetentionBytes > 0 && ss.Remaining >= sw.ts.RetentionBytes {
+		ss.Decision, ss.Reason = SweepWouldDelete, SweepBySize
+		return nil
+	}
+	if sw.ts.Retention == 0 {
+		ss.Decision, ss.Reason = SweepKept, SweepUnderSize
+		return nil
+	}
+	if ss.Bytes == 0 {
+		ss.Decision, ss.Reason = SweepWouldDelete, SweepByTime // nothing in it can be newer
+		return nil
+	}
+	if sw.keptByCheapTime(l, ss) {
+		return nil
+	}
+	f, err := openRead(l.seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := newRetWalk(l.seg)
+	damage, err := w.to(newLogReader(osFile{f}), ss.Bytes)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err)
+	}
+	sw.judgeWalked(w, damage, ss)
+	return nil
+}
+
+// keptByCheapTime checks the timestamps known without a walk: the last
+// valid record's (already in ss) and the last time-index entry's that
+// checks out. It reports whether they keep the segment, deciding so.
+func (sw *sweeper) keptByCheapTime(l retLook, ss *SegmentSweep) bool {
+	if !ss.HasNewest || ss.Newest < sw.ts.Cutoff {
+		if ts, ok := retIndexedNewest(l.seg, l.end, ss.Newest, ss.HasNewest); ok {
+			ss.Newest, ss.HasNewest = ts, true
+		}
+	}
+	ss.Future = sw.future(ss)
+	switch {
+	case ss.Future:
+		ss.Decision, ss.Reason = SweepFuture, SweepInFuture
+	case ss.HasNewest && ss.Newest >= sw.ts.Cutoff:
+		ss.Decision, ss.Reason = SweepKept, SweepNewer
+	default:
+		return false
+	}
+	return true
+}
+
+// judgeWalked decides by the true newest timestamp a walk found.
+func (sw *sweeper) judgeWalked(w *retWalk, damage *CorruptionError, ss *SegmentSweep) {
+	if damage != nil {
+		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, damage
+		return
+	}
+	ss.Records = w.next - w.base
+	ss.Newest, ss.HasNewest = w.newest, ss.Records > 0
+	ss.Future = sw.future(ss)
+	switch {
+	case ss.Future:
+		ss.Decision, ss.Reason = SweepFuture, SweepInFuture
+	case ss.HasNewest && ss.Newest >= sw.ts.Cutoff:
+		ss.Decision, ss.Reason = SweepKept, SweepNewer
+	default:
+		ss.Decision, ss.Reason = SweepWouldDelete, SweepByTime
+	}
+}
+
+// judgeActive decides the active segment, reached when everything before
+// it goes. Only time can take it (see the top of this file), and only an
+// active segment with records, rolled first.
+func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
+	ss.SizeJudged, ss.Remaining = sw.ts.RetentionBytes > 0, total-ss.Bytes
+	switch {
+	case ss.Records == 0:
+		ss.Decision, ss.Reason = SweepKept, SweepEmptyActive
+		return nil
+	case sw.ts.Retention == 0:
+		ss.Decision, ss.Reason = SweepKept, SweepUnderSize
+		return nil
+	case sw.keptByCheapTime(l, ss):
+		return nil
+	case l.end.Tail == tailCorrupt:
+		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, l.end.Err
+		return nil
+	}
+	// Walked up to the valid data's end before locking: under the writer
+	// lock only what was appended since is walked, so an appender
+	// starting meanwhile (it waits DefaultLockWait) never waits for a
+	// walk of a whole segment.
+	f, err := openRead(l.seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := newRetWalk(l.seg)
+	damage, err := w.to(newLogReader(osFile{f}), l.end.Pos)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err)
+	}
+	if sw.judgeWalked(w, damage, ss); ss.Decision != SweepWouldDelete {
+		return nil
+	}
+	if sw.opts.DryRun {
+		// No lock of our own in a dry run: /proc/locks tells of a writer.
+		if pid := WriterPid(l.seg.dir); pid != 0 {
+			ss.Decision, ss.Reason, sw.rep.WriterPid = SweepKept, SweepWriterLive, pid
+			return nil
+		}
+		sw.rep.Rolled = format.SegmentName(w.next, format.LogExt)
+		return nil
+	}
+	return sw.roll(l, w, ss)
+}
+
+// roll takes the partition's writer lock if it is free and, when the
+// active segment still qualifies with what was appended since it was
+// walked, rolls it as a writer would: an incomplete tail is quarantined
+// and cut, a corrupt record keeps it, the new segment is named after the
+// next offset. The lock is released before anything is deleted.
+func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
+	wr, err := sw.s.openWriter(sw.ts.Topic, sw.part, WriterOptions{LockWait: 0, Warn: sw.opts.Warn})
+	var locked *LockedError
+	var corrupt *CorruptionError
+	switch {
+	case errors.As(err, &locked):
+		ss.Decision, ss.Reason, sw.rep.WriterPid = SweepKept, SweepWriterLive, locked.Pid
+		return nil
+	case errors.As(err, &corrupt):
+		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, corrupt
+		return nil
+	case err != nil:
+		return err
+	}
+	var lr *logReader
+	limit := wr.logSize
+	if wr.seg.base == l.seg.base {
+		lr = newLogReader(wr.log)
+	} else {
+		// A writer came and rolled it meanwhile: it is closed now, and
+		// goes as closed segments do.
+		f, err := openRead(l.seg.path(format.LogExt))
+		if err != nil {
+			return closeWriter(wr, err)
+		}
+		defer f.Close()
+		lr = newLogReader(osFile{f})
+		if limit, err = lr.statSize(); err != nil {
+			return closeWriter(wr, err)
+		}
+	}
+	if limit < walk.pos {
+		walk = newRetWalk(l.seg)
+	}
+	damage, err := walk.to(lr, limit)
+	if err != nil {
+		return closeWriter(wr, fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err))
+	}
+	ss.Bytes = limit
+	if sw.judgeWalked(walk, damage, ss); ss.Decision == SweepWouldDelete && wr.seg.base == l.seg.base {
+		if err := wr.roll(); err != nil {
+			return closeWriter(wr, err)
+		}
+		sw.rep.Rolled = format.SegmentName(wr.seg.base, format.LogExt)
+	}
+	sw.rep.Next = max(sw.rep.Next, wr.next)
+	return closeWriter(wr, nil)
+}
+
+// closeWriter closes w and returns err, or the close's error.
+func closeWriter(w *Writer, err error) error {
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// retWalk follows a segment's chain of record headers.
+type retWalk struct {
+	seg    segment
+	base   uint64
+	pos    int64  // where the next header is expected
+	next   uint64 // the offset it must carry
+	newest int64  // largest timestamp seen
+}
+
+func newRetWalk(seg segment) *retWalk {
+	return &retWalk{seg: seg, base: seg.base, next: seg.base, newest: math.MinInt64}
+}
+
+// to follows headers up to limit: each must carry the next offset, have a
+// key that fits its size and end at or before limit. That is what ties a
+// record to its neighbours; the CRC is not checked, as only the timestamps
+// are wanted. Damage that stops the walk before limit is returned.
+func (w *retWalk) to(lr *logReader, limit int64) (*CorruptionError, error) {
+	for w.pos < limit {
+		h, err := lr.header(w.pos)
+		switch {
+		case err != nil:
+		case h.Offset != w.next:
+			err = format.ErrOffset
+		case h.RecordLen() > limit-w.pos:
+			err = format.ErrShort
+		}
+		if isIOError(err) {
+			return nil, err
+		}
+		if err != nil {
+			return &CorruptionError{Path: w.seg.path(format.LogExt), Pos: w.pos, Offset: int64(w.next), Reason: err}, nil
+		}
+		w.newest = max(w.newest, h.Timestamp)
+		w.pos += h.RecordLen()
+		w.next++
+	}
+	return nil, nil
+}
+
+// retMaxChecks bounds the time-index entries tried, and retMaxScan the
+// records read to reach one from the index entry before it: past those,
+// the walk is as cheap.
+const (
+	retMaxChecks = 64
+	retMaxScan   = 4096
+)
+
+// retIndexedNewest returns the timestamp of the last of a segment's last
+// time-index entries that is newer than floor (when hasFloor) and checks
+// out: its record, reached from a position index entry that checks out,
+// is valid and carries that offset and timestamp.
+func retIndexedNewest(seg segment, end segmentEnd, floor int64, hasFloor bool) (int64, bool) {
+	x, err := openIndex(seg.path(format.TimeIndexExt))
+	if err != nil {
+		return 0, false
+	}
+	defer x.Close()
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	lr := newLogReader(osFile{f})
+	for i := x.n - 1; i >= 0 && i >= x.n-retMaxChecks; i-- {
+		off, ts, err := x.pair(i)
+		if err != nil {
+			return 0, false
+		}
+		if off < seg.base || off >= end.Next || hasFloor && ts <= floor {
+			continue // stale, or no news
+		}
+		pos, o := seekInSegment(seg, lr, off)
+		for ; o < off && off-o <= retMaxScan; o++ {
+			h, err := lr.check(pos)
+			if err != nil || h.Offset != o {
+				break
+			}
+			pos += h.RecordLen()
+		}
+		if o != off {
+			continue
+		}
+		if h, err := lr.check(pos); err == nil && h.Offset == off && h.Timestamp == ts {
+			return ts, true
+		}
+	}
+	return 0, false
+}
+
+// deletedSuffix marks the files of a segment being deleted.
+const deletedSuffix = ".deleted"
+
+// deleteSegment deletes a segment as SPEC §6 says: its files renamed to
+// <name>.deleted, the .log first (from then on the segment does not
+// exist), the directory synced, then the renamed files unlinked.
+func (s *Store) deleteSegment(seg segment) error {
+	var renamed []string
+	for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
+		p := seg.path(ext)
+		if err := s.fs.Rename(p, p+deletedSuffix, false); err != nil {
+			if ext != format.LogExt && errors.Is(err, fs.ErrNotExist) {
+				continue // an index a foreign writer never made
+			}
+			return fmt.Errorf("delete segment %s: %w", seg.path(format.LogExt), err)
+		}
+		renamed = append(renamed, p+deletedSuffix)
+	}
+	if err := s.fs.SyncDir(seg.dir); err != nil {
+		return fmt.Errorf("delete segment %s: %w", seg.path(format.LogExt), err)
+	}
+	for _, p := range renamed {
+		if err := s.fs.Remove(p); err != nil {
+			return fmt.Errorf("delete segment %s: %w (run 'seglog recover' to finish)", seg.path(format.LogExt), err)
+		}
+	}
+	return nil
+}
