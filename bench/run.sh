@@ -476,7 +476,12 @@ DIRTY=$(git --no-optional-locks status --porcelain --untracked-files=no 2>/dev/n
 		echo "$SYSC_READ"
 		echo '```'
 	fi
-} >"$OUT"
+	# bench/copy.sh's section, kept from the report this one replaces.
+	if [[ -f $OUT ]]; then
+		sed -n '/^<!-- begin bench\/copy.sh -->$/,/^<!-- end bench\/copy.sh -->$/p' "$OUT"
+	fi
+} >"$OUT.new"
+mv "$OUT.new" "$OUT"
 
 log "done in ${TOTAL}s; report in $OUT"
 cat "$OUT"

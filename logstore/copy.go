@@ -260,7 +260,7 @@ type partitionBuild struct {
 	final    string
 	placed   bool
 	next     uint64 // offset after the last segment built
-	pending  []file // the last segment's files, synced after the next one is built
+	syncer   *syncer
 }
 
 const buildPrefix = ".copy-"
@@ -294,6 +294,7 @@ func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (
 		s.removeAll(b.tmp)
 		return nil, err
 	}
+	b.syncer = startSyncer()
 	return b, nil
 }
 
@@ -377,17 +378,43 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 		return err
 	}
 	defer copied.Close()
-	buf := make([]byte, copyPiece)
-	for at := int64(0); at < cs.log; {
-		n := min(pace.piece(), cs.log-at)
-		if err := files[2].CopyFrom(src, at, n); err != nil {
-			return err
+	// Two cores at work: the kernel copies piece i+1 while piece i is read
+	// back and checked.
+	type piece struct{ at, n int64 }
+	pieces := make(chan piece, 2)
+	stop := make(chan struct{})
+	var copyErr error
+	go func() {
+		defer close(pieces)
+		for at := int64(0); at < cs.log; {
+			n := min(pace.piece(), cs.log-at)
+			if copyErr = files[2].CopyFrom(src, at, n); copyErr != nil {
+				return
+			}
+			select {
+			case pieces <- piece{at, n}:
+			case <-stop:
+				return
+			}
+			at += n
 		}
-		if _, err := readFullAt(copied, buf[:min(n, int64(len(buf)))], at, n, check); err != nil {
-			return err
+	}()
+	// Read back in pieces that stay in the CPU's cache for the check.
+	buf := make([]byte, scanChunk)
+	for p := range pieces {
+		if err == nil {
+			_, err = readFullAt(copied, buf, p.at, p.n, check)
+			pace.add(p.n)
+			if err != nil {
+				close(stop)
+			}
 		}
-		at += n
-		pace.add(n)
+	}
+	if err == nil {
+		err = copyErr // read only once pieces is closed: the copier is done
+	}
+	if err != nil {
+		return err
 	}
 	err = b.endSegment(seg, check, files)
 	files = nil
@@ -395,7 +422,7 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 }
 
 // copyPiece is how much of a .log a copy moves at once: large enough for
-// few system calls, small enough to check while it is in the CPU's cache.
+// few system calls, small enough for the check to follow close behind.
 const copyPiece = 4 << 20
 
 // readFullAt reads [at, at+n) of f through buf and writes it to w.
@@ -435,11 +462,10 @@ func copyFile(f file, path string, from, n int64, pace *pacer) error {
 
 // endSegment finishes a built segment whose files were written: the
 // check's verdict, its indexes fixed, the segment's place after the one
-// before (no overlap), then writeback started and the previous segment
-// synced (this one is synced after the next, or by finish). The build
-// takes the files over, whatever happens.
+// before (no overlap), then writeback started and the files handed to the
+// syncer, so that the next segment is copied while this one goes to disk.
+// The build takes the files over, whatever happens.
 func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []file) error {
-	b.pending = append(b.pending, files...)
 	err := check.finish()
 	rebuilt := false
 	if err == nil {
@@ -449,6 +475,9 @@ func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []fi
 		err = &CorruptionError{Path: check.where, Pos: 0, Offset: int64(b.next), Reason: ErrOverlap}
 	}
 	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
 		return err
 	}
 	if b.rep.Segments == 0 {
@@ -467,31 +496,51 @@ func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []fi
 		if fi, err := f.Stat(); err == nil {
 			_ = f.StartWriteback(0, fi.Size())
 		}
+		b.syncer.files <- f
 	}
-	err = b.syncPending(len(b.pending) - len(files))
-	return err
+	return nil
 }
 
-// syncPending syncs and closes the first n pending files: those of the
-// segment built before this one.
-func (b *partitionBuild) syncPending(n int) error {
-	var err error
-	for _, f := range b.pending[:n] {
-		if err == nil {
-			err = f.Sync()
+// syncer syncs and closes the files of a build, in the background.
+type syncer struct {
+	files  chan file
+	done   chan error
+	closed bool
+}
+
+func startSyncer() *syncer {
+	files := make(chan file, 64)
+	s := &syncer{files: files, done: make(chan error, 1)}
+	go func() {
+		var err error
+		for f := range files {
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+		s.done <- err
+	}()
+	return s
+}
+
+// wait returns once every file handed over is synced and closed, with
+// the first error. Later calls return nil.
+func (s *syncer) wait() error {
+	if s.closed {
+		return nil
 	}
-	b.pending = b.pending[n:]
-	return err
+	s.closed = true
+	close(s.files)
+	return <-s.done
 }
 
 // finish syncs what is left of the build and adds the partition's gaps
 // file, then syncs the directory: the build is whole on disk.
 func (b *partitionBuild) finish(gaps []byte) error {
-	if err := b.syncPending(len(b.pending)); err != nil {
+	if err := b.syncer.wait(); err != nil {
 		return err
 	}
 	if gaps != nil {
@@ -553,10 +602,7 @@ func sameDirAsLock(l *dirLock, dir string) bool {
 // abort removes the temporary directory: a build that failed, or after a
 // forced copy the partition it replaced.
 func (b *partitionBuild) abort() {
-	for _, f := range b.pending {
-		f.Close()
-	}
-	b.pending = nil
+	_ = b.syncer.wait()
 	if !b.placed || b.rep.Replaced {
 		b.s.removeAll(b.tmp)
 		_ = b.s.fs.SyncDir(b.topicDir)

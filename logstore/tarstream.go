@@ -50,6 +50,29 @@ type streamSegmentJSON struct {
 	IndexInterval int    `json:"index_interval"`
 }
 
+// bytes is how long the segment's file with extension ext is.
+func (sm streamSegmentJSON) bytes(ext string) int64 {
+	switch ext {
+	case format.IndexExt:
+		return sm.IndexBytes
+	case format.TimeIndexExt:
+		return sm.TimeIndex
+	}
+	return sm.LogBytes
+}
+
+// check rejects sizes no segment has: an index longer than one entry per
+// record the .log can hold would be written for nothing (a stream that
+// says so could fill the disk).
+func (sm streamSegmentJSON) check() error {
+	most := (max(sm.LogBytes, 0)/format.HeaderLen + 1) * format.IndexEntryLen
+	if sm.LogBytes < 0 || sm.IndexBytes < 0 || sm.TimeIndex < 0 || sm.IndexBytes > most || sm.TimeIndex > most {
+		return fmt.Errorf("%w: its manifest gives segment %d impossible sizes (log %d, index %d, time index %d bytes)",
+			ErrStream, sm.Base, sm.LogBytes, sm.IndexBytes, sm.TimeIndex)
+	}
+	return nil
+}
+
 type streamEndJSON struct {
 	Segments int    `json:"segments"`
 	Records  uint64 `json:"records"`
@@ -217,6 +240,11 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 	if m.Format != streamFormat || m.Version != streamVersion {
 		return rep, fmt.Errorf("%w: its manifest is for %q version %d, not %q version %d", ErrStream, m.Format, m.Version, streamFormat, streamVersion)
 	}
+	for _, sm := range m.Segments {
+		if err := sm.check(); err != nil {
+			return rep, err
+		}
+	}
 	rep.From = fmt.Sprintf("%s/%d", m.Topic, m.Partition)
 	var settings, gaps []byte
 	var err error
@@ -272,8 +300,8 @@ func (b *partitionBuild) importSegment(in *streamReader, sm streamSegmentJSON, p
 	for _, ext := range []string{format.IndexExt, format.TimeIndexExt, format.LogExt} {
 		name := format.SegmentName(sm.Base, ext)
 		size, err := in.next(name)
-		if err == nil && ext == format.LogExt && size != sm.LogBytes {
-			err = fmt.Errorf("%w: %s holds %d bytes, its manifest says %d", ErrStream, name, size, sm.LogBytes)
+		if want := sm.bytes(ext); err == nil && size != want {
+			err = fmt.Errorf("%w: %s holds %d bytes, its manifest says %d", ErrStream, name, size, want)
 		}
 		var f file
 		if err == nil {
