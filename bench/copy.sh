@@ -77,15 +77,7 @@ report() {
 section=$(report)
 echo "$section"
 if [[ -z $QUICK ]]; then
-	out=bench/RESULTS.md
-	{
-		if [[ -f $out ]]; then
-			sed '/^<!-- begin bench\/copy.sh -->$/,/^<!-- end bench\/copy.sh -->$/d' "$out"
-		fi
-		echo "<!-- begin bench/copy.sh -->"
-		echo "$section"
-		echo "<!-- end bench/copy.sh -->"
-	} >"$out.new"
-	mv "$out.new" "$out"
-	log "wrote its section of $out"
+	source bench/section.sh
+	replace_section bench/copy.sh <<<"$section"
+	log "wrote its section of bench/RESULTS.md"
 fi

@@ -476,9 +476,10 @@ DIRTY=$(git --no-optional-locks status --porcelain --untracked-files=no 2>/dev/n
 		echo "$SYSC_READ"
 		echo '```'
 	fi
-	# bench/copy.sh's section, kept from the report this one replaces.
+	# The sections other bench scripts own, kept from the report this one
+	# replaces.
 	if [[ -f $OUT ]]; then
-		sed -n '/^<!-- begin bench\/copy.sh -->$/,/^<!-- end bench\/copy.sh -->$/p' "$OUT"
+		sed -n '/^<!-- begin bench\/.* -->$/,/^<!-- end bench\/.* -->$/p' "$OUT"
 	fi
 } >"$OUT.new"
 mv "$OUT.new" "$OUT"

@@ -71,6 +71,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			createCommand(),
 			appendCommand(),
 			readCommand(),
+			tailCommand(),
 			describeCommand(),
 			topicsCommand(),
 			dumpIndexCommand(),

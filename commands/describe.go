@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -22,33 +25,45 @@ type describeOptions struct {
 	targets   []string // topics, or directories when they hold a '/'; none: every topic
 	partition int      // -1: all
 	json      bool
+	groups    bool // describe consumer groups: targets are topics to show
 }
 
 func describeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "describe",
 		Usage:     "print each partition's offsets, record count, size and time range",
-		ArgsUsage: "[TOPIC|PARTITION-DIR...]",
+		ArgsUsage: "[TOPIC|PARTITION-DIR...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
 			"holding its writer lock. No TOPIC: every topic. A TOPIC containing '/' names a\n" +
 			"partition directory directly (a copy, a backup). A partition directory missing\n" +
 			"below the highest is shown as missing and makes describe exit 1.\n\n" +
+			"--groups describes the consumer groups (read/tail --group) instead: a table per\n" +
+			"group with, for each partition it committed (of the TOPICs named, or all), the\n" +
+			"committed offset (the next record the group reads), the partition's next offset,\n" +
+			"the lag between them and when the group last committed. A committed offset that\n" +
+			"retention removed, or past the partition's end, is noted. It takes no group lock:\n" +
+			"a running reader may have moved on since its last commit.\n\n" +
 			"Examples:\n" +
 			"  seglog describe\n" +
 			"  seglog describe orders --partition 2\n" +
-			"  seglog describe /backup/data/orders/0 --json",
+			"  seglog describe /backup/data/orders/0 --json\n" +
+			"  seglog describe --groups orders",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "describe only partition `P`", DefaultText: "all"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
+			&cli.BoolFlag{Name: "groups", Usage: "describe the consumer groups' positions and lag instead"},
 		},
 		Action: func(c *cli.Context) error {
-			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json")}
+			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups")}
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
-			if err := checkTargetNames(o.targets, true); err != nil {
+			if err := checkTargetNames(o.targets, !o.groups); err != nil {
 				return err
+			}
+			if o.groups {
+				return runDescribeGroups(envFrom(c), o)
 			}
 			return runDescribe(envFrom(c), o)
 		},
@@ -364,4 +379,271 @@ func writeJSONDocument(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// groupPartitionInfo is one committed position as describe --groups shows
+// it, beside the partition's offsets now.
+type groupPartitionInfo struct {
+	topic     string
+	partition int
+	committed uint64
+	updated   time.Time // of the topic's last commit; zero if unknown
+	// The partition's bounds now, unless note says why there are none.
+	start, next uint64
+	known       bool
+	note        string // "topic not found", "no partition 7", an error
+}
+
+// belowStart and pastEnd tell a committed offset retention removed, or
+// one the partition does not reach (it was replaced by a shorter one).
+func (gp *groupPartitionInfo) belowStart() bool { return gp.known && gp.committed < gp.start }
+func (gp *groupPartitionInfo) pastEnd() bool    { return gp.known && gp.committed > gp.next }
+
+// lag is how many offsets the group has yet to read: next − committed,
+// 0 past the end.
+func (gp *groupPartitionInfo) lag() uint64 {
+	if gp.committed >= gp.next {
+		return 0
+	}
+	return gp.next - gp.committed
+}
+
+// groupInfo is a group's committed positions, topic by topic, partitions
+// in order.
+type groupInfo struct {
+	name  string
+	dir   string
+	parts []groupPartitionInfo
+	err   error // its positions could not be read
+}
+
+// partitionBounds reads the bounds of the partitions describe --groups
+// shows, once each.
+type partitionBounds struct {
+	store    *logstore.Store
+	topics   map[string]*logstore.Topic
+	errs     map[string]error
+	reported map[string]bool               // topics whose error is among the problems
+	bounds   map[string]groupPartitionInfo // by "topic/partition"
+}
+
+func newPartitionBounds(store *logstore.Store) *partitionBounds {
+	return &partitionBounds{store: store, topics: map[string]*logstore.Topic{}, errs: map[string]error{},
+		reported: map[string]bool{}, bounds: map[string]groupPartitionInfo{}}
+}
+
+// fill sets gp's bounds, or its note. A topic or partition that is gone
+// is a note; an error reading one is also a problem.
+func (pb *partitionBounds) fill(gp *groupPartitionInfo, probs *problems) {
+	key := gp.topic + "/" + strconv.Itoa(gp.partition)
+	if b, ok := pb.bounds[key]; ok {
+		gp.start, gp.next, gp.known, gp.note = b.start, b.next, b.known, b.note
+		return
+	}
+	defer func() { pb.bounds[key] = *gp }()
+	t, ok := pb.topics[gp.topic]
+	if !ok {
+		t, pb.errs[gp.topic] = pb.store.Topic(gp.topic)
+		pb.topics[gp.topic] = t
+	}
+	if err := pb.errs[gp.topic]; err != nil {
+		if errors.Is(err, logstore.ErrTopicNotFound) {
+			gp.note = "topic not found"
+			return
+		}
+		gp.note = "error: " + errorLine(err)
+		if !pb.reported[gp.topic] {
+			pb.reported[gp.topic] = true
+			*probs = append(*probs, err)
+		}
+		return
+	}
+	if gp.partition >= t.Partitions {
+		gp.note = fmt.Sprintf("topic has partitions 0..%d only", t.Partitions-1)
+		return
+	}
+	var err error
+	for try := 0; try < 3; try++ { // a sweep may delete a segment between listing and reading
+		var p *logstore.Partition
+		if p, err = pb.store.OpenPartition(gp.topic, gp.partition); err == nil {
+			gp.start, gp.next, err = p.Bounds()
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
+		gp.note = "error: " + errorLine(err)
+		*probs = append(*probs, err)
+		return
+	}
+	gp.known = true
+}
+
+func runDescribeGroups(e *env, o describeOptions) error {
+	store := logstore.Open(e.dataDir)
+	names, err := store.Groups()
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+	}
+	if err != nil {
+		return err
+	}
+	only := map[string]bool{}
+	for _, t := range o.targets {
+		only[t] = true
+	}
+	pb := newPartitionBounds(store)
+	var probs problems
+	var groups []*groupInfo
+	for _, name := range names {
+		g := &groupInfo{name: name, dir: store.GroupDir(name)}
+		commits, err := store.GroupCommits(name)
+		if err != nil {
+			g.err = err
+			probs = append(probs, err)
+		}
+		for _, c := range commits {
+			if len(only) > 0 && !only[c.Topic] {
+				continue
+			}
+			for _, p := range slices.Sorted(maps.Keys(c.Partitions)) {
+				if o.partition >= 0 && p != o.partition {
+					continue
+				}
+				gp := groupPartitionInfo{topic: c.Topic, partition: p, committed: c.Partitions[p], updated: c.Updated}
+				pb.fill(&gp, &probs)
+				g.parts = append(g.parts, gp)
+			}
+		}
+		// A group with nothing of the topics or partition asked for is
+		// left out.
+		if g.err != nil || len(g.parts) > 0 || len(only) == 0 && o.partition < 0 {
+			groups = append(groups, g)
+		}
+	}
+	if o.json {
+		if err := writeGroupsJSON(e.stdout, groups); err != nil {
+			return err
+		}
+		return probs.err()
+	}
+	if len(groups) == 0 {
+		if len(only) > 0 || o.partition >= 0 {
+			e.info("no consumer group in %s has positions there", e.dataDir)
+		} else {
+			e.info("no consumer groups in %s", e.dataDir)
+		}
+	}
+	for i, g := range groups {
+		if err := writeGroupTable(e.stdout, g, i > 0); err != nil {
+			return err
+		}
+	}
+	return probs.err()
+}
+
+// Columns of describe --groups' table, and which of them hold numbers.
+var groupsHeader = []string{"TOPIC", "PARTITION", "COMMITTED", "NEXT", "LAG", "UPDATED", "NOTE"}
+
+const groupsNumeric = "PARTITION COMMITTED NEXT LAG"
+
+// writeGroupTable prints a group's title line and table; after another
+// table, a blank line first.
+func writeGroupTable(w io.Writer, g *groupInfo, blank bool) error {
+	var b bytes.Buffer
+	if blank {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "group %s (%s)\n", g.name, g.dir)
+	if g.err != nil {
+		fmt.Fprintf(&b, "error: %s\n", errorLine(g.err))
+	}
+	if len(g.parts) == 0 {
+		if g.err == nil {
+			b.WriteString("no committed positions\n")
+		}
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	var times timeFormatter
+	rows := make([][]string, 0, len(g.parts))
+	for _, gp := range g.parts {
+		row := []string{gp.topic, strconv.Itoa(gp.partition), strconv.FormatUint(gp.committed, 10), "-", "-", "-", "-"}
+		if !gp.updated.IsZero() {
+			row[5] = string(times.append(nil, gp.updated.UnixNano()))
+		}
+		switch {
+		case !gp.known:
+			row[6] = gp.note
+		default:
+			row[3], row[4] = strconv.FormatUint(gp.next, 10), strconv.FormatUint(gp.lag(), 10)
+			switch {
+			case gp.belowStart():
+				row[6] = fmt.Sprintf("below the start %d: removed by retention unread", gp.start)
+			case gp.pastEnd():
+				row[6] = "past the end (partition replaced?)"
+			}
+		}
+		rows = append(rows, row)
+	}
+	if err := renderTable(&b, groupsHeader, groupsNumeric, rows); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// groupsJSON is describe --groups --json's document. Offsets the data
+// directory cannot tell (a topic gone) are null, with a note.
+type groupsJSON struct {
+	Groups []groupJSON `json:"groups"`
+}
+
+type groupJSON struct {
+	Group      string               `json:"group"`
+	Dir        string               `json:"dir"`
+	Partitions []groupPartitionJSON `json:"partitions"`
+	Error      string               `json:"error,omitempty"`
+}
+
+type groupPartitionJSON struct {
+	Topic      string  `json:"topic"`
+	Partition  int     `json:"partition"`
+	Committed  uint64  `json:"committed_offset"`
+	Start      *uint64 `json:"start_offset"`
+	Next       *uint64 `json:"next_offset"`
+	Lag        *uint64 `json:"lag"`
+	BelowStart bool    `json:"below_start"` // retention removed records the group had not read
+	PastEnd    bool    `json:"past_end"`
+	Updated    *string `json:"updated"`
+	UpdatedNS  *int64  `json:"updated_ns"`
+	Note       string  `json:"note,omitempty"`
+}
+
+func writeGroupsJSON(w io.Writer, groups []*groupInfo) error {
+	doc := groupsJSON{Groups: []groupJSON{}}
+	var times timeFormatter
+	for _, g := range groups {
+		gj := groupJSON{Group: g.name, Dir: g.dir, Partitions: []groupPartitionJSON{}}
+		if g.err != nil {
+			gj.Error = errorLine(g.err)
+		}
+		for _, gp := range g.parts {
+			pj := groupPartitionJSON{Topic: gp.topic, Partition: gp.partition, Committed: gp.committed, Note: gp.note,
+				BelowStart: gp.belowStart(), PastEnd: gp.pastEnd()}
+			if gp.known {
+				start, next, lag := gp.start, gp.next, gp.lag()
+				pj.Start, pj.Next, pj.Lag = &start, &next, &lag
+			}
+			if !gp.updated.IsZero() {
+				ns := gp.updated.UnixNano()
+				s := string(times.append(nil, ns))
+				pj.Updated, pj.UpdatedNS = &s, &ns
+			}
+			gj.Partitions = append(gj.Partitions, pj)
+		}
+		doc.Groups = append(doc.Groups, gj)
+	}
+	return writeJSONDocument(w, doc)
 }

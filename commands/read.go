@@ -1,14 +1,17 @@
 package commands
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -69,6 +72,8 @@ type readOptions struct {
 	format      string // value, json, dump, raw or template
 	template    template
 	skipCorrupt bool
+	group       groupOptions
+	explicit    bool // --offset or --since given: they win over the group's positions
 }
 
 func readCommand() *cli.Command {
@@ -76,10 +81,22 @@ func readCommand() *cli.Command {
 		Name:      "read",
 		Usage:     "print a topic's records",
 		ArgsUsage: "TOPIC|PARTITION-DIR",
-		Description: "Only reads: prints records from the given offset or time to the end of the log\n" +
-			"as it was when read started, partition 0 first. A TOPIC containing '/' names a\n" +
-			"partition directory directly (a copy, a backup). Exits 1 on a corrupt record, after\n" +
-			"printing the records before it, unless --skip-corrupt.\n\n" +
+		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
+			"the given offset or time to the end of the log as it was when read started,\n" +
+			"partition 0 first. A TOPIC containing '/' names a partition directory directly (a\n" +
+			"copy, a backup). Exits 1 on a corrupt record, after printing the records before\n" +
+			"it, unless --skip-corrupt.\n\n" +
+			"--group NAME resumes each partition where the last read or tail with that group\n" +
+			"stopped (the committed position; a partition never committed starts where it would\n" +
+			"without a group) and commits, at least every second and at the end, the position\n" +
+			"after the last record written to stdout: at least once, never a record skipped.\n" +
+			"Positions are kept in <data-dir>/.groups/NAME/, the only files read changes. An\n" +
+			"explicit --offset or --since wins over the committed position, and the group goes\n" +
+			"on from there. A position that retention removed resumes at the partition's start\n" +
+			"with a warning. One reader per group at a time: another one fails after 2 s, or\n" +
+			"waits with --wait / --wait-timeout. With a group, SIGINT and SIGTERM stop reading\n" +
+			"between records: what was printed is committed, and the exit status is 0. Records\n" +
+			"written into a pipe count as printed, so use --count rather than '| head'.\n\n" +
 			"Times are RFC 3339 (2024-05-01T12:00:00Z) or a duration meaning that long ago (2h,\n" +
 			"7d). A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
 			"--template tokens: %t topic, %p partition, %o offset, %k key, %s value, %T timestamp\n" +
@@ -90,9 +107,10 @@ func readCommand() *cli.Command {
 			"  seglog read orders --partition 2 --offset -10 --format json\n" +
 			"  seglog read orders --since 2h --until 1h --key user-1\n" +
 			"  seglog read orders --format dump --skip-corrupt\n" +
+			"  seglog read orders --group billing --count 1000\n" +
 			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
 			"  seglog read /backup/data/orders/0 --format json | seglog append orders --input json",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
 			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
 			&cli.StringFlag{Name: "since", Usage: "start at the first record at or after `TIME` (with --offset: whichever comes later)"},
@@ -102,7 +120,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
-		},
+		}, groupFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := parseReadOptions(c, time.Now())
 			if err != nil {
@@ -114,45 +132,33 @@ func readCommand() *cli.Command {
 }
 
 func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
-	if c.NArg() != 1 {
-		_, err := topicArg(c)
+	topic, err := targetArg(c)
+	if err != nil {
 		return readOptions{}, err
 	}
-	o := readOptions{topic: c.Args().First(), partition: c.Int("partition"), count: c.Int64("count"),
-		format: c.String("format"), skipCorrupt: c.Bool("skip-corrupt")}
-	if !strings.Contains(o.topic, "/") {
-		if err := checkTopicName(o.topic); err != nil {
-			return o, err
-		}
-	}
+	o := readOptions{topic: topic, partition: c.Int("partition"), count: c.Int64("count"), skipCorrupt: c.Bool("skip-corrupt")}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
 	if c.IsSet("count") && o.count < 0 {
 		return o, usagef("--count must be 0 or more, not %d", o.count)
 	}
-	switch o.format {
-	case "value", "json", "dump", "raw":
-	default:
-		return o, usagef("--format must be value, json, dump or raw, not %q", o.format)
-	}
-	if c.IsSet("template") {
-		if c.IsSet("format") {
-			return o, usagef("--template and --format exclude each other")
-		}
-		tmpl, err := parseTemplate(c.String("template"))
-		if err != nil {
-			return o, usagef("--template: %v", err)
-		}
-		o.format, o.template = "template", tmpl
+	if o.format, o.template, err = outputFlags(c); err != nil {
+		return o, err
 	}
 	if c.IsSet("key") {
 		o.key = []byte(c.String("key"))
 	}
-	var err error
 	if o.offset, err = parseOffset(c.String("offset")); err != nil {
 		return o, err
 	}
+	if o.group, err = parseGroupOptions(c); err != nil {
+		return o, err
+	}
+	if o.group.name != "" && strings.Contains(o.topic, "/") {
+		return o, usagef("--group needs a TOPIC, not a partition directory (%s)", o.topic)
+	}
+	o.explicit = c.IsSet("offset") || c.IsSet("since")
 	for _, f := range []struct {
 		name string
 		dst  **int64
@@ -213,23 +219,35 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	return refs, nil
 }
 
+// errStopped ends a --group read stopped by a signal: what was printed
+// is committed and the exit status is 0.
+var errStopped = errors.New("stopped by a signal")
+
 func runRead(e *env, o readOptions) (err error) {
 	refs, err := readTargets(e, o.topic, o.partition)
 	if err != nil {
 		return err
 	}
-	out := bufio.NewWriterSize(e.stdout, 256<<10)
-	defer func() {
-		if ferr := out.Flush(); err == nil {
-			err = ferr
-		}
-	}()
+	gt, err := openGroupTracker(e, o.group, o.topic, o.explicit, e.stdout, 256<<10)
+	if err != nil {
+		return err
+	}
+	defer func() { err = gt.finish(err) }()
+	var stop *atomic.Bool
+	if gt.grouped() {
+		var release func()
+		stop, release = stopOnSignal()
+		defer release()
+	}
 	left := o.count
 	for _, ref := range refs {
 		if left == 0 {
 			break
 		}
-		n, err := readPartition(e, out, ref, o, left)
+		n, err := readPartition(e, gt, stop, ref, o, left)
+		if errors.Is(err, errStopped) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -240,9 +258,33 @@ func runRead(e *env, o readOptions) (err error) {
 	return nil
 }
 
+// stopOnSignal makes the first SIGINT or SIGTERM set stop instead of
+// killing the process, so that a --group read can end between records
+// and commit what it printed. A second signal kills as usual (a reader
+// blocked on a full pipe never gets between records). release undoes it.
+func stopOnSignal() (stop *atomic.Bool, release func()) {
+	stop = new(atomic.Bool)
+	sigs := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			stop.Store(true)
+			signal.Stop(sigs)
+		case <-done:
+		}
+	}()
+	return stop, func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
 // readPartition prints up to limit records (-1: all) of one partition and
-// returns how many it printed.
-func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, limit int64) (int64, error) {
+// returns how many it printed. stop, when set, ends it between records
+// with errStopped.
+func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef, o readOptions, limit int64) (int64, error) {
 	p, err := ref.open()
 	if err != nil {
 		return 0, err
@@ -257,6 +299,17 @@ func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, l
 	}
 	var it *logstore.Iterator
 	switch {
+	case gt.grouped():
+		// The start must be an offset, to be committed even if nothing
+		// follows it.
+		if o.since != nil {
+			var at uint64
+			if at, err = p.OffsetAtTime(*o.since); err != nil {
+				return 0, err
+			}
+			from = max(from, at)
+		}
+		it, err = p.Read(gt.start(ref.partition, from, start, next))
 	case o.since != nil && o.offset.kind == "beginning":
 		it, err = p.ReadAtTime(*o.since)
 	case o.since != nil:
@@ -271,10 +324,16 @@ func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, l
 		return 0, err
 	}
 	defer it.Close()
-	rw := recordWriter{out: out, format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
+	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
 	var n int64
 	newest := int64(math.MinInt64) // the running maximum --until compares
 	for limit < 0 || n < limit {
+		if stop != nil && stop.Load() {
+			return n, errStopped
+		}
+		if err := gt.maybeCommit(); err != nil {
+			return n, err
+		}
 		if !it.Next() {
 			var ce *logstore.CorruptionError
 			if o.skipCorrupt && errors.As(it.Err(), &ce) {
@@ -291,12 +350,14 @@ func readPartition(e *env, out *bufio.Writer, ref partitionRef, o readOptions, l
 			break
 		}
 		if o.key != nil && !bytes.Equal(r.Key, o.key) {
+			gt.advance(ref.partition, r.Offset+1)
 			continue
 		}
 		if err := rw.write(r); err != nil {
 			return n, err
 		}
 		n++
+		gt.advance(ref.partition, r.Offset+1)
 	}
 	return n, it.Err()
 }
