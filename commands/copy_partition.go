@@ -22,7 +22,8 @@ func copyPartitionCommand() *cli.Command {
 		Name:      "copy-partition",
 		Usage:     "copy a partition, even one being appended to, to another data directory, topic or partition",
 		ArgsUsage: "TOPIC PARTITION --to DATA_DIR|-",
-		Description: "Copies the partition's closed segments whole and its active segment up to its last\n" +
+		Description: "Changes files in the destination only (the source is read, never changed).\n" +
+			"Copies the partition's closed segments whole and its active segment up to its last\n" +
 			"valid record, so it can run beside a live append (the copy is then a valid prefix;\n" +
 			"run it again with --force to catch up). The source topic's maintenance lock is held\n" +
 			"shared for the copy: retention sweeps and recover wait, other copies do not.\n\n" +

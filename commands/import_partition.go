@@ -14,7 +14,8 @@ func importPartitionCommand() *cli.Command {
 		Name:      "import-partition",
 		Usage:     "make a partition of the tar stream 'copy-partition --to -' writes, read from stdin",
 		ArgsUsage: "TOPIC PARTITION",
-		Description: "Reads the stream from stdin into a hidden temporary directory of TOPIC, checks\n" +
+		Description: "Changes files: makes partition PARTITION of TOPIC (with --force, replaces it).\n" +
+			"Reads the stream from stdin into a hidden temporary directory of TOPIC, checks\n" +
 			"every record as it arrives (CRC, offsets), keeps or rebuilds the indexes, syncs,\n" +
 			"and renames the result into place as partition PARTITION of TOPIC, the way\n" +
 			"copy-partition places a copy: a stream that is cut short, damaged or not one at\n" +

@@ -36,11 +36,12 @@ func tailCommand() *cli.Command {
 		Name:      "tail",
 		Usage:     "print a topic's newest records, and with -f follow new ones as they are appended",
 		ArgsUsage: "TOPIC|PARTITION-DIR",
-		Description: "Only reads. Prints the N newest records of the topic (-n, default 10): across\n" +
-			"partitions the N newest by timestamp, printed oldest first. With -f it then prints\n" +
-			"every record any process appends, partition by partition as they arrive, across\n" +
-			"segment rolls, retention sweeps (a warning says which offsets were deleted before\n" +
-			"they could be printed) and recover, until Ctrl-C or SIGTERM (exit status 0).\n" +
+		Description: "Only reads (but --group keeps its positions). Prints the N newest records of\n" +
+			"the topic (-n, default 10): across partitions the N newest by timestamp, printed\n" +
+			"oldest first. With -f it then prints every record any process appends, partition\n" +
+			"by partition as they arrive, across segment rolls, retention sweeps (a warning\n" +
+			"says which offsets were deleted before they could be printed) and recover, until\n" +
+			"Ctrl-C or SIGTERM (exit status 0).\n" +
 			"New records are noticed through inotify (polling where it is unavailable). A record\n" +
 			"still being written is waited for, never printed half. On a topic that does not\n" +
 			"exist, -f fails and -F waits for it to be created. A corrupt record ends tail with\n" +
