@@ -81,6 +81,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			quarantineCommand(),
 			copyPartitionCommand(),
 			importPartitionCommand(),
+			completionCommand(), completeCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},

@@ -185,6 +185,9 @@ type appender struct {
 	rr      int                // next partition for keyless records
 	framer  framer
 	ts      int64 // clock reading for the current chunk
+	// A bar when stdin is a regular file: size bytes to read, read so far.
+	bar        *progressBar
+	read, size int64
 }
 
 func runAppend(e *env, o appendOptions) error {
@@ -215,8 +218,9 @@ func runAppend(e *env, o appendOptions) error {
 	}
 	// Take every partition's lock before reading anything, so a second
 	// appender fails at once rather than when its first record arrives.
+	a.bar, a.size = newProgressBar(e, "append"), stdinSize(e.stdin)
 	wopts := logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
-		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
+		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { a.bar.clear(); e.warn("%s", m) }}
 	for p := range a.writers {
 		if o.partition >= 0 && p != o.partition {
 			continue
@@ -236,8 +240,27 @@ func runAppend(e *env, o appendOptions) error {
 	if cerr := a.closeWriters(); err == nil {
 		err = cerr
 	}
+	a.bar.finish()
 	a.summary()
 	return err
+}
+
+// stdinSize is how many bytes are left to read on stdin when it is a
+// regular file, for a progress bar; 0 when unknown (a pipe, a terminal).
+func stdinSize(in io.Reader) int64 {
+	f, ok := in.(*os.File)
+	if !ok {
+		return 0
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0
+	}
+	return max(fi.Size()-pos, 0)
 }
 
 // readResult is one read(2) of stdin.
@@ -284,6 +307,9 @@ func (a *appender) pump() error {
 		a.ts = time.Now().UnixNano()
 		if err := a.framer.feed(r.buf, a.add); err != nil {
 			return err
+		}
+		if a.read += int64(len(r.buf)); a.size > 0 {
+			a.bar.update(a.read, max(a.size, a.read))
 		}
 		free <- r.buf[:cap(r.buf)]
 		if errors.Is(r.err, io.EOF) {

@@ -26,6 +26,9 @@ type describeOptions struct {
 	partition int      // -1: all
 	json      bool
 	groups    bool // describe consumer groups: targets are topics to show
+	timeline  bool // chart records over time instead (timeline.go)
+	width     int  // --width: the chart's columns; 0: the terminal's, or 80
+	ascii     bool // chart in ASCII even in a UTF-8 locale
 }
 
 func describeCommand() *cli.Command {
@@ -44,26 +47,41 @@ func describeCommand() *cli.Command {
 			"the lag between them and when the group last committed. A committed offset that\n" +
 			"retention removed, or past the partition's end, is noted. It takes no group lock:\n" +
 			"a running reader may have moved on since its last commit.\n\n" +
+			"--timeline charts instead each partition's records over the topic's time range, one\n" +
+			"column per time bucket (from the time indexes, not the records), to see when\n" +
+			"traffic stopped. It fits the terminal, else --width columns (default 80); blocks\n" +
+			"need a UTF-8 locale, else (or with --ascii) ASCII. With --json: the counts.\n\n" +
 			"Examples:\n" +
 			"  seglog describe\n" +
 			"  seglog describe orders --partition 2\n" +
 			"  seglog describe /backup/data/orders/0 --json\n" +
-			"  seglog describe --groups orders",
+			"  seglog describe --groups orders\n" +
+			"  seglog describe orders --timeline",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "describe only partition `P`", DefaultText: "all"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "groups", Usage: "describe the consumer groups' positions and lag instead"},
+			&cli.BoolFlag{Name: "timeline", Usage: "chart each partition's records over time instead"},
+			&cli.IntFlag{Name: "width", Usage: "with --timeline: `N` columns, label included", DefaultText: "terminal's, or 80"},
+			&cli.BoolFlag{Name: "ascii", Usage: "with --timeline: draw in ASCII, not block characters"},
 		},
 		Action: func(c *cli.Context) error {
-			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups")}
+			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups"),
+				timeline: c.Bool("timeline"), width: c.Int("width"), ascii: c.Bool("ascii")}
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
 			if err := checkTargetNames(o.targets, !o.groups); err != nil {
 				return err
 			}
+			if err := checkTimelineFlags(c, o); err != nil {
+				return err
+			}
 			if o.groups {
 				return runDescribeGroups(envFrom(c), o)
+			}
+			if o.timeline {
+				return runTimeline(envFrom(c), o)
 			}
 			return runDescribe(envFrom(c), o)
 		},

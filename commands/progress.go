@@ -3,6 +3,9 @@ package commands
 import (
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -18,6 +21,7 @@ type progressBar struct {
 	enabled bool
 	start   time.Time
 	bar     *progressbar.ProgressBar
+	unit    string // counted in these ("segments"); "": bytes
 }
 
 func newProgressBar(e *env, name string) *progressBar {
@@ -28,6 +32,16 @@ func newProgressBar(e *env, name string) *progressBar {
 	return b
 }
 
+// newCountBar is a progress bar that counts units ("segments"), not bytes.
+func newCountBar(e *env, name, unit string) *progressBar {
+	b := newProgressBar(e, name)
+	b.unit = unit
+	return b
+}
+
+// on reports whether the bar may be drawn at all.
+func (b *progressBar) on() bool { return b.enabled }
+
 // update is a logstore Progress callback: bytes done out of total.
 func (b *progressBar) update(done, total int64) {
 	if !b.enabled || total <= 0 {
@@ -36,18 +50,32 @@ func (b *progressBar) update(done, total int64) {
 	if b.bar == nil {
 		// Made at once, so that its rate counts from the start, and drawn
 		// from the second second on.
-		b.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(lateWriter{w: b.w, from: b.start.Add(time.Second)}),
+		opts := []progressbar.Option{
+			progressbar.OptionSetWriter(lateWriter{w: b.w, from: b.start.Add(progressAfter())}),
 			progressbar.OptionSetDescription(b.name),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionUseIECUnits(true),
 			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond))
+			progressbar.OptionThrottle(100 * time.Millisecond)}
+		if b.unit == "" {
+			opts = append(opts, progressbar.OptionShowBytes(true), progressbar.OptionUseIECUnits(true))
+		} else {
+			opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(b.unit))
+		}
+		b.bar = progressbar.NewOptions64(total, opts...)
 	}
 	if total != b.bar.GetMax64() {
 		b.bar.ChangeMax64(total)
 	}
 	_ = b.bar.Set64(min(done, total))
+}
+
+// progressAfter is how long a job runs before its bar shows: a second.
+// SEGLOG_PROGRESS_AFTER (a Go duration) changes it, for tests only: their
+// jobs are too quick to be long.
+func progressAfter() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SEGLOG_PROGRESS_AFTER")); err == nil && d >= 0 {
+		return d
+	}
+	return time.Second
 }
 
 // lateWriter drops what is written to it before from: a short run
@@ -79,4 +107,58 @@ func (b *progressBar) finish() {
 		b.bar = nil
 	}
 	b.enabled = false
+}
+
+// spanBar spreads the progress of a run over many topics, each reported
+// on its own (done, total) by logstore, over one bar whose total is
+// estimated up front.
+type spanBar struct {
+	*progressBar
+	total int64 // estimate for the whole run
+	base  int64 // done by the topics before this one
+	last  int64 // this topic's total, as last reported
+}
+
+// update is the current topic's Progress callback.
+func (s *spanBar) update(done, total int64) {
+	s.last = total
+	s.progressBar.update(s.base+done, max(s.total, s.base+total))
+}
+
+// next moves on to the next topic.
+func (s *spanBar) next() {
+	s.base += s.last
+	s.last = 0
+}
+
+// logFiles estimates a run over topics (partition only, when >= 0): how
+// many .log files their partitions hold and how many bytes. Only for a
+// bar, so errors count as nothing.
+func logFiles(dataDir string, topics []string, partition int) (n, bytes int64) {
+	part := "*"
+	if partition >= 0 {
+		part = strconv.Itoa(partition)
+	}
+	for _, t := range topics {
+		paths, _ := filepath.Glob(filepath.Join(globQuote(dataDir), globQuote(t), part, "*.log"))
+		for _, p := range paths {
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				n++
+				bytes += fi.Size()
+			}
+		}
+	}
+	return n, bytes
+}
+
+// globQuote escapes what filepath.Match would take as a pattern.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -153,6 +153,13 @@ func runRecover(e *env, o recoverOptions) error {
 		_, err := e.stdout.Write(b.Bytes())
 		return err
 	}
+	// One bar over every topic: the .log bytes scanned.
+	bar := &spanBar{progressBar: newProgressBar(e, "recover")}
+	defer bar.finish()
+	if bar.on() {
+		_, bar.total = logFiles(e.dataDir, topics, o.partition)
+		opts.Progress = bar.update
+	}
 	var b bytes.Buffer
 	for _, l := range run.leftovers {
 		writeLeftoverLine(&b, l, o.dryRun, e.dataDir)
@@ -162,6 +169,8 @@ func runRecover(e *env, o recoverOptions) error {
 	}
 	for _, topic := range topics {
 		tr, err := store.RecoverTopic(topic, o.partition, opts)
+		bar.next()
+		bar.clear()
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.As(err, &locked):
@@ -201,6 +210,7 @@ func runRecover(e *env, o recoverOptions) error {
 			}
 		}
 	}
+	bar.finish()
 	if o.json {
 		if err := writeRecoverJSON(e.stdout, run); err != nil {
 			return err

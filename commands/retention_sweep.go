@@ -155,10 +155,20 @@ func runSweep(e *env, o sweepOptions) error {
 		_, err := e.stdout.Write(b.Bytes())
 		return err
 	}
+	// One bar over every topic: the segments done with.
+	bar := &spanBar{progressBar: newCountBar(e, "retention-sweep", "segments")}
+	defer bar.finish()
+	if bar.on() {
+		bar.total, _ = logFiles(e.dataDir, topics, o.partition)
+		opts.Progress = bar.update
+		opts.Warn = func(m string) { bar.clear(); e.warn("%s", m) }
+	}
 	var b bytes.Buffer
 	for _, topic := range topics {
 		b.Reset()
 		ts, err := store.RetentionSweep(topic, o.partition, opts)
+		bar.next()
+		bar.clear()
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.Is(err, logstore.ErrNoRetention):
@@ -192,6 +202,7 @@ func runSweep(e *env, o sweepOptions) error {
 		}
 		run.warnSegments(e, ts)
 	}
+	bar.finish()
 	if o.json {
 		if err := run.writeJSON(e.stdout); err != nil {
 			return err

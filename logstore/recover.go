@@ -80,6 +80,41 @@ type RecoverOptions struct {
 	// a writer (append, import) can hold it, for as long as it runs: a run
 	// over every topic skips its partitions rather than wait for each.
 	TryPartitionLocks bool
+	// Progress, if set, is told every few MiB how many bytes of the .log
+	// files of the partitions a RecoverTopic covers were scanned, out of
+	// their total.
+	Progress func(done, total int64)
+
+	prog *recProgress // set by RecoverTopic from Progress
+}
+
+// recProgress counts the .log bytes a RecoverTopic has scanned.
+type recProgress struct {
+	fn          func(done, total int64)
+	done, total int64 // bytes of segments scanned whole; all bytes
+	shown       int64 // last done reported
+}
+
+// at reports pos bytes scanned of the segment being scanned, if a few
+// MiB went by since the last report.
+func (p *recProgress) at(pos int64) {
+	if p == nil {
+		return
+	}
+	if d := p.done + pos; d-p.shown >= 4<<20 {
+		p.shown = d
+		p.fn(d, max(p.total, d))
+	}
+}
+
+// add counts a segment scanned whole.
+func (p *recProgress) add(size int64) {
+	if p == nil {
+		return
+	}
+	p.done += size
+	p.shown = p.done
+	p.fn(p.done, max(p.total, p.done))
 }
 
 // RecoverReport is what recover did (or, in a dry run, would do) to one
@@ -264,6 +299,21 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
 	if err != nil {
 		return tr, err
+	}
+	if opts.Progress != nil {
+		opts.prog = &recProgress{fn: opts.Progress}
+		for p := range n {
+			if (only < 0 || p == only) && present[p] {
+				segs, _ := listSegments(s.PartitionDir(topic, p))
+				for _, seg := range segs {
+					if fi, err := os.Stat(seg.path(format.LogExt)); err == nil {
+						opts.prog.total += fi.Size()
+					}
+				}
+			}
+		}
+		opts.prog.fn(0, opts.prog.total)
+		defer func() { opts.prog.fn(max(opts.prog.total, opts.prog.done), max(opts.prog.total, opts.prog.done)) }()
 	}
 	for p := range n {
 		if only >= 0 && p != only {
@@ -568,6 +618,7 @@ type recSegPlan struct {
 	// offset, so runs[1] replaces the segment's contents instead of
 	// becoming a segment of its own.
 	inPlace bool
+	prog    *recProgress // nil: no progress reports
 }
 
 // recPlan is a partition's plan.
@@ -643,7 +694,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	own := map[uint64]bool{} // segments an interrupted split made
 	prevNext := uint64(0)    // offsets below this are taken once the plan is carried out
 	for i, seg := range segs {
-		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i]}
+		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
 		if err := sp.scanSegment(); err != nil {
 			return err
 		}
@@ -992,6 +1043,7 @@ func (sp *recSegPlan) scanSegment() error {
 			}
 			pos += h.RecordLen()
 			next++
+			sp.prog.at(pos)
 			continue
 		}
 		if isIOError(err) {
@@ -1020,6 +1072,7 @@ func (sp *recSegPlan) scanSegment() error {
 		pos, next = at, off
 	}
 	sp.scan = sc
+	sp.prog.add(size)
 	return nil
 }
 

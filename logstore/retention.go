@@ -64,6 +64,10 @@ type RetentionOptions struct {
 	// Warn receives warnings: an incomplete tail cut when the active
 	// segment is rolled.
 	Warn func(msg string)
+	// Progress, if set, is told how many segments of the partitions a
+	// RetentionSweep covers are done (judged and kept, or deleted; in a
+	// dry run judged), out of their total.
+	Progress func(done, total int64)
 }
 
 // SweepDecision is what a sweep did, or would do, with a segment.
@@ -243,6 +247,18 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 	case only >= n:
 		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
 	}
+	var prog *retProgress
+	if opts.Progress != nil {
+		prog = &retProgress{fn: opts.Progress}
+		for p := range n {
+			if (only < 0 || p == only) && present[p] {
+				segs, _ := listSegments(s.PartitionDir(topic, p))
+				prog.total += int64(len(segs))
+			}
+		}
+		prog.fn(0, prog.total)
+		defer func() { prog.fn(max(prog.total, prog.done), max(prog.total, prog.done)) }()
+	}
 	for p := range n {
 		if only >= 0 && p != only {
 			continue
@@ -252,7 +268,7 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 				Err: fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", topic, p, n-1, s.PartitionDir(topic, p), ErrPartitionNotFound)})
 			continue
 		}
-		sw := &sweeper{s: s, ts: &ts, opts: opts, part: p, name: fmt.Sprintf("%s/%d", topic, p)}
+		sw := &sweeper{s: s, ts: &ts, opts: opts, part: p, name: fmt.Sprintf("%s/%d", topic, p), prog: prog}
 		rep, err := sw.sweep()
 		if err != nil {
 			ts.Failed = append(ts.Failed, SweepFailure{Partition: p, Err: fmt.Errorf("sweep %s: %w", sw.name, err)})
@@ -271,6 +287,21 @@ type sweeper struct {
 	part int
 	name string // "topic/partition", for messages
 	rep  PartitionSweep
+	prog *retProgress // nil: no progress reports
+}
+
+// retProgress counts the segments a RetentionSweep is done with.
+type retProgress struct {
+	fn          func(done, total int64)
+	done, total int64
+}
+
+func (p *retProgress) add(n int) {
+	if p == nil {
+		return
+	}
+	p.done += int64(n)
+	p.fn(p.done, max(p.total, p.done))
 }
 
 // retLook is what a sweep learns of a segment without reading it whole.
@@ -320,8 +351,12 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 		if ss.Decision == SweepWouldDelete {
 			doomed = append(doomed, l.seg)
 			total -= ss.Bytes
+			if sw.opts.DryRun {
+				sw.prog.add(1)
+			}
 		} else {
 			kept = true
+			sw.prog.add(1)
 		}
 		sw.rep.Segments = append(sw.rep.Segments, ss)
 	}
@@ -337,6 +372,7 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 			return sw.rep, fmt.Errorf("%w (%d of the %d segments to delete were deleted before it)", err, i, len(doomed))
 		}
 		sw.rep.Segments[i].Decision = SweepDeleted
+		sw.prog.add(1)
 	}
 	// A writer may have rolled meanwhile: the directory says where the
 	// partition starts now.

@@ -1,0 +1,170 @@
+package commands
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const regenHint = "the man pages and completion scripts are out of date with the command definitions: run `go generate ./...` and commit man/ and completions/"
+
+// TestDocsUpToDate regenerates man/ and completions/ into a temporary
+// directory and compares them with the committed files.
+func TestDocsUpToDate(t *testing.T) {
+	tmp := t.TempDir()
+	man, compl := filepath.Join(tmp, "man"), filepath.Join(tmp, "completions")
+	if err := GenerateDocs(man, compl); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"man", "completions"} {
+		gen, _ := os.ReadDir(filepath.Join(tmp, dir))
+		for _, e := range gen {
+			want, _ := os.ReadFile(filepath.Join(tmp, dir, e.Name()))
+			got, err := os.ReadFile(filepath.Join("..", dir, e.Name()))
+			if err != nil {
+				t.Errorf("%s/%s missing: %s", dir, e.Name(), regenHint)
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s/%s differs from what the code generates (first difference at line %d): %s", dir, e.Name(), firstDiffLine(got, want), regenHint)
+			}
+		}
+		committed, _ := os.ReadDir(filepath.Join("..", dir))
+		for _, e := range committed {
+			if _, err := os.Stat(filepath.Join(tmp, dir, e.Name())); err != nil {
+				t.Errorf("%s/%s is no longer generated (a removed command?): delete it and run `go generate ./...`", dir, e.Name())
+			}
+		}
+	}
+}
+
+func firstDiffLine(a, b []byte) int {
+	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(la), len(lb)) {
+		if la[i] != lb[i] {
+			return i + 1
+		}
+	}
+	return min(len(la), len(lb)) + 1
+}
+
+func TestCompletionCommand(t *testing.T) {
+	for _, sh := range shells {
+		r := run(t, nil, "completion", sh)
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("completion %s: exit %d, stderr %q", sh, r.code, r.stderr)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "completions", "seglog."+sh))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.stdout != string(want) {
+			t.Errorf("completion %s differs from completions/seglog.%s: %s", sh, sh, regenHint)
+		}
+	}
+	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}, {"completion", "bash", "zsh"}} {
+		r := run(t, nil, args...)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("seglog %q: exit %d, stdout %q; want exit %d and no output", args, r.code, r.stdout, exitUsage)
+		}
+		wantOneErrorLine(t, r.stderr, "completion")
+	}
+}
+
+func TestCompleteHelper(t *testing.T) {
+	dir := newTopic(t, 3)
+	mustRun(t, dir, "", "create", "other")
+	check := func(args []string, want string) {
+		t.Helper()
+		r := run(t, nil, args...)
+		if r.code != 0 || r.stderr != "" || r.stdout != want {
+			t.Errorf("seglog %q: exit %d, stdout %q, stderr %q; want stdout %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	check([]string{"-d", dir, "__complete", "topics"}, "other\nt\n")
+	check([]string{"__complete", "topics", "--data-dir", dir}, "other\nt\n")
+	check([]string{"-d", dir, "__complete", "partitions", "t"}, "0\n1\n2\n")
+	check([]string{"-d", dir, "__complete", "partitions", "other"}, "0\n")
+	t.Setenv("SEGLOG_DATA_DIR", dir)
+	check([]string{"__complete", "topics"}, "other\nt\n")
+	// Nothing, and no error, whatever goes wrong.
+	check([]string{"-d", dir, "__complete", "partitions", "nosuch"}, "")
+	check([]string{"-d", dir, "__complete", "partitions", "../x"}, "")
+	check([]string{"-d", dir, "__complete", "partitions"}, "")
+	check([]string{"-d", dir, "__complete", "bogus"}, "")
+	check([]string{"-d", dir, "__complete"}, "")
+	check([]string{"-d", filepath.Join(dir, "nosuch"), "__complete", "topics"}, "")
+	// Hidden: not in help, man page or completion.
+	if r := run(t, nil, "--help"); strings.Contains(r.stdout, "__complete") {
+		t.Errorf("__complete shows in --help")
+	}
+}
+
+// TestCompletionSyntax checks each script with its shell, where installed.
+func TestCompletionSyntax(t *testing.T) {
+	for _, sh := range shells {
+		t.Run(sh, func(t *testing.T) {
+			p, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s not installed", sh)
+			}
+			args := []string{"-n", filepath.Join("..", "completions", "seglog."+sh)}
+			if sh == "fish" {
+				args[0] = "--no-execute"
+			}
+			if out, err := exec.Command(p, args...).CombinedOutput(); err != nil {
+				t.Errorf("%s %s: %v\n%s", sh, strings.Join(args, " "), err, out)
+			}
+		})
+	}
+}
+
+// TestBashCompletion drives the bash script as bash would on TAB.
+func TestBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	dir := newTopic(t, 2)
+	bin := seglogBin(t)
+	tests := []struct {
+		line string // words; the last is being completed
+		want string
+	}{
+		{"seglog rec", "recover"},
+		{"seglog read --for", "--format"},
+		{"seglog read t --format ", "value json dump raw"},
+		{"seglog append t --sync b", "batch"},
+		{"seglog -d " + dir + " read ", "t"},
+		{"seglog read -d " + dir + " t -p ", "0 1"},
+		{"seglog completion ", "bash zsh fish"},
+		{"seglog -d " + dir + " copy-partition t ", "0 1"},
+	}
+	for _, tt := range tests {
+		words := strings.Fields(tt.line)
+		if strings.HasSuffix(tt.line, " ") {
+			words = append(words, "")
+		}
+		words[0] = bin
+		var q []string
+		for _, w := range words {
+			q = append(q, sq(w))
+		}
+		script := "source " + sq(filepath.Join("..", "completions", "seglog.bash")) + "\n" +
+			"COMP_WORDS=(" + strings.Join(q, " ") + ")\nCOMP_CWORD=" + itoa(len(words)-1) + "\n_seglog\necho \"${COMPREPLY[*]}\"\n"
+		out, err := exec.Command(bash, "-c", script).CombinedOutput()
+		if err != nil {
+			t.Errorf("%q: %v\n%s", tt.line, err, out)
+			continue
+		}
+		if got := strings.TrimSpace(string(out)); got != tt.want {
+			t.Errorf("complete %q: got %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

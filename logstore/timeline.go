@@ -1,0 +1,195 @@
+package logstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/bits"
+
+	"github.com/seglog/seglog/format"
+)
+
+// timelineChunk is how much of a .timeindex one read takes: entries are
+// read in order, so memory stays this much whatever the index's size.
+const timelineChunk = 64 << 10
+
+// Timeline counts the partition's records per time bucket: [from, to] cut
+// into buckets equal spans (see BucketStart), a record counted in the
+// bucket of its timestamp. Records stamped before from count in the first
+// bucket and after to in the last, so the counts always add up to the
+// records held.
+//
+// It reads the time indexes, not the records: a time-index entry stands
+// for the records from its offset up to the next entry's (or to the
+// segment's end, found as Stats finds it), all counted at the entry's
+// timestamp. With index interval 1 that is exact; with N, a record is
+// placed at most N−1 records away in time. Entries out of order or past
+// the log's end are skipped; records no entry covers (a missing or short
+// time index, a first entry after the segment's base) are read from the
+// log instead. A segment deleted meanwhile (retention) is left out.
+func (p *Partition) Timeline(from, to int64, buckets int) ([]uint64, error) {
+	if buckets <= 0 {
+		return nil, fmt.Errorf("timeline of %s: %d buckets", p.name, buckets)
+	}
+	if to < from {
+		to = from
+	}
+	counts := make([]uint64, buckets)
+	add := func(ts int64, n uint64) { counts[bucketOf(from, to, buckets, ts)] += n }
+	for i, seg := range p.segs {
+		err := segmentTimeline(seg, i == len(p.segs)-1, add)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	return counts, nil
+}
+
+// BucketStart is the first timestamp of bucket i of Timeline(from, to,
+// buckets); BucketStart(from, to, buckets, buckets) is to+1, the end of
+// the last one. Buckets differ in length by at most a nanosecond.
+func BucketStart(from, to int64, buckets, i int) int64 {
+	if to < from {
+		to = from
+	}
+	hi, lo := bits.Mul64(timeSpan(from, to), uint64(i))
+	q, r := bits.Div64(hi, lo, uint64(buckets)) // hi < i <= buckets
+	if r != 0 {
+		q++ // round up, so that bucketOf(BucketStart(i)) is i
+	}
+	return from + int64(q)
+}
+
+// bucketOf is the bucket of ts: floor((ts−from)·buckets / span), computed
+// on 128 bits so no span overflows it, clamped to the buckets there are.
+func bucketOf(from, to int64, buckets int, ts int64) int {
+	if ts <= from {
+		return 0
+	}
+	if ts >= to {
+		return buckets - 1
+	}
+	hi, lo := bits.Mul64(uint64(ts-from), uint64(buckets))
+	q, _ := bits.Div64(hi, lo, timeSpan(from, to)) // hi < span since ts−from < span
+	return min(int(q), buckets-1)
+}
+
+// timeSpan is how many nanoseconds [from, to] holds, saturated at the
+// 2⁶⁴ of the whole int64 range.
+func timeSpan(from, to int64) uint64 {
+	if span := uint64(to-from) + 1; span != 0 {
+		return span
+	}
+	return math.MaxUint64
+}
+
+// segmentTimeline calls add for the records of seg: per time-index entry
+// its timestamp and the records it stands for.
+func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) error {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	end, err := validEnd(seg, osFile{f}, active)
+	if err != nil {
+		return err
+	}
+	if end.Next == seg.base {
+		return nil
+	}
+	// pending is the last entry taken: its records run to the next one.
+	var pending format.TimeIndexEntry
+	have := false
+	take := func(e format.TimeIndexEntry) error {
+		switch {
+		case e.Offset < seg.base || e.Offset >= end.Next:
+			return nil // another segment's, or stale past the log's end
+		case have && e.Offset <= pending.Offset:
+			return nil // out of order
+		case have:
+			add(pending.Timestamp, e.Offset-pending.Offset)
+		case e.Offset > seg.base:
+			// Records before the first entry: read their timestamps.
+			if err := scanTimeline(seg, osFile{f}, e.Offset, add); err != nil {
+				return err
+			}
+		}
+		pending, have = e, true
+		return nil
+	}
+	if err := readTimeIndex(seg.path(format.TimeIndexExt), take); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if !have {
+		return scanTimeline(seg, osFile{f}, end.Next, add)
+	}
+	add(pending.Timestamp, end.Next-pending.Offset)
+	return nil
+}
+
+// readTimeIndex calls take for each whole entry of a .timeindex, in file
+// order, reading it in chunks. A partial last entry is ignored.
+func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
+	f, err := openRead(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	n := fi.Size() / format.IndexEntryLen
+	// A section, not the open file: the index may grow (a writer) or shrink
+	// (recover) meanwhile; the entries there were at Stat are what is read.
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, n*format.IndexEntryLen), timelineChunk)
+	var b [format.IndexEntryLen]byte
+	for range n {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil // truncated meanwhile
+			}
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		e, _ := format.ParseTimeIndexEntry(b[:])
+		if err := take(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanTimeline reads seg's records from its start up to offset until,
+// calling add for each. Should a record not check out before until, the
+// rest are counted at the last timestamp read (they exist: the segment's
+// end was found past them).
+func scanTimeline(seg segment, f file, until uint64, add func(ts int64, n uint64)) error {
+	lr := newLogReader(f)
+	pos, next := int64(0), seg.base
+	var last int64
+	for next < until {
+		h, err := lr.check(pos)
+		if err == nil && h.Offset != next {
+			err = format.ErrOffset
+		}
+		if err != nil {
+			if isIOError(err) {
+				return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+			}
+			add(last, until-next)
+			return nil
+		}
+		add(h.Timestamp, 1)
+		last = h.Timestamp
+		pos += h.RecordLen()
+		next++
+	}
+	return nil
+}
