@@ -400,7 +400,7 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 		}
 	}()
 	// Read back in pieces that stay in the CPU's cache for the check.
-	buf := make([]byte, scanChunk)
+	buf := make([]byte, 512<<10)
 	for p := range pieces {
 		if err == nil {
 			_, err = readFullAt(copied, buf, p.at, p.n, check)
@@ -423,7 +423,7 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 
 // copyPiece is how much of a .log a copy moves at once: large enough for
 // few system calls, small enough for the check to follow close behind.
-const copyPiece = 4 << 20
+const copyPiece = 8 << 20
 
 // readFullAt reads [at, at+n) of f through buf and writes it to w.
 func readFullAt(f *os.File, buf []byte, at, n int64, w interface{ Write([]byte) (int, error) }) (int64, error) {
