@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -146,6 +148,16 @@ func checkTopicName(name string) error {
 		return usagef("invalid topic name %s", strings.TrimPrefix(err.Error(), format.ErrTopicName.Error()+" "))
 	}
 	return nil
+}
+
+// missingTopic says what to do about a topic that was not found: name
+// the right data directory when that does not exist at all, else run
+// create (the command given).
+func missingTopic(err error, dataDir, create string) error {
+	if _, serr := os.Stat(dataDir); errors.Is(serr, fs.ErrNotExist) {
+		return fmt.Errorf("%w (the data directory %s does not exist: name the right one with --data-dir or SEGLOG_DATA_DIR)", err, dataDir)
+	}
+	return fmt.Errorf("%w (create it with '%s')", err, create)
 }
 
 // errorLine renders err as the one line CLI.md asks for. Sentinel errors

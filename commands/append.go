@@ -65,7 +65,7 @@ func appendCommand() *cli.Command {
 			"  seglog append app-logs < app.log\n" +
 			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
 			"  seglog append users --key-delimiter : <<< 'user-1:hello'\n" +
-			"  seglog read orders --format json | seglog -d /backup/data append orders --input json",
+			"  seglog read orders --format json | seglog -d ./backup/data append orders --input json",
 		Flags: append(flags, segmentFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := parseAppendOptions(c)
@@ -200,7 +200,7 @@ func runAppend(e *env, o appendOptions) error {
 		}
 	}
 	if errors.Is(err, logstore.ErrTopicNotFound) {
-		return fmt.Errorf("%w (create it with 'seglog create %s' or use --create)", err, o.topic)
+		return missingTopic(err, e.dataDir, "seglog create "+o.topic+"' or use '--create")
 	}
 	if err != nil {
 		return err

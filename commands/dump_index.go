@@ -48,7 +48,7 @@ func dumpIndexCommand() *cli.Command {
 			"warning: none of them changes the exit status.\n\n" +
 			"Examples:\n" +
 			"  seglog dump-index orders --partition 2 --verify\n" +
-			"  seglog dump-index orders -p 0 --segment 123456 --kind timeindex\n" +
+			"  seglog dump-index orders -p 0 --segment 0 --kind timeindex\n" +
 			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
@@ -152,7 +152,7 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		store := logstore.Open(e.dataDir)
 		t, err := store.Topic(o.target)
 		if errors.Is(err, logstore.ErrTopicNotFound) {
-			return nil, false, fmt.Errorf("%w (create it with 'seglog create %s')", err, o.target)
+			return nil, false, missingTopic(err, e.dataDir, "seglog create "+o.target)
 		}
 		if err != nil {
 			return nil, false, err

@@ -109,7 +109,7 @@ func readCommand() *cli.Command {
 			"  seglog read orders --format dump --skip-corrupt\n" +
 			"  seglog read orders --group billing --count 1000\n" +
 			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
-			"  seglog read /backup/data/orders/0 --format json | seglog append orders --input json",
+			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
 			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
@@ -200,7 +200,7 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	store := logstore.Open(e.dataDir)
 	t, err := store.Topic(topic)
 	if errors.Is(err, logstore.ErrTopicNotFound) {
-		return nil, fmt.Errorf("%w (create it with 'seglog create %s')", err, topic)
+		return nil, missingTopic(err, e.dataDir, "seglog create "+topic)
 	}
 	if err != nil {
 		return nil, err

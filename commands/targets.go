@@ -99,7 +99,7 @@ func resolveTopic(dir, name, label, dataDir string, only int, probs *problems) (
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && dataDir != "" {
-			return nil, fmt.Errorf("topic %s in %s: %w (create it with 'seglog create %s')", name, dataDir, logstore.ErrTopicNotFound, name)
+			return nil, missingTopic(fmt.Errorf("topic %s in %s: %w", name, dataDir, logstore.ErrTopicNotFound), dataDir, "seglog create "+name)
 		}
 		return nil, fmt.Errorf("topic %s: %w", name, err)
 	}
