@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
 )
 
 // env is what every command gets: its streams and the global flags.
@@ -158,6 +159,19 @@ func missingTopic(err error, dataDir, create string) error {
 		return fmt.Errorf("%w (the data directory %s does not exist: name the right one with --data-dir or SEGLOG_DATA_DIR)", err, dataDir)
 	}
 	return fmt.Errorf("%w (create it with '%s')", err, create)
+}
+
+// corruptAdvice adds what to do to a corrupt record that stopped a
+// reader of target (a topic, or a directory named by path).
+func corruptAdvice(err error, target string) error {
+	var ce *logstore.CorruptionError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if strings.Contains(target, "/") {
+		return fmt.Errorf("%w; --skip-corrupt reads past it", err)
+	}
+	return fmt.Errorf("%w; --skip-corrupt reads past it, 'seglog recover %s --salvage' repairs the partition", err, target)
 }
 
 // errorLine renders err as the one line CLI.md asks for. Sentinel errors

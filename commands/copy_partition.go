@@ -41,10 +41,10 @@ func copyPartitionCommand() *cli.Command {
 			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
 			"stream cut short is an error on both ends. The summary then goes to stderr.\n\n" +
 			"Examples:\n" +
-			"  seglog copy-partition orders 0 --to /mnt/new/data\n" +
+			"  seglog copy-partition orders 0 --to ./new/data\n" +
 			"  seglog copy-partition orders 0 --to ./data --to-topic orders-v2 --to-partition 3\n" +
-			"  seglog copy-partition orders 0 --to /backup/data --force --throttle 50M\n" +
-			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
+			"  seglog copy-partition orders 0 --to ./backup/data --force --throttle 50M\n" +
+			"  seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},

@@ -54,7 +54,7 @@ func describeCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog describe\n" +
 			"  seglog describe orders --partition 2\n" +
-			"  seglog describe /backup/data/orders/0 --json\n" +
+			"  seglog describe ./backup/data/orders/0 --json\n" +
 			"  seglog describe --groups orders\n" +
 			"  seglog describe orders --timeline",
 		Flags: []cli.Flag{

@@ -24,7 +24,7 @@ func importPartitionCommand() *cli.Command {
 			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
 			"writer lock and removes the old one.\n\n" +
 			"Examples:\n" +
-			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0\n" +
+			"  seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0\n" +
 			"  seglog import-partition orders 3 --force < orders-0.tar",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing partition"},

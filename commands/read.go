@@ -249,7 +249,7 @@ func runRead(e *env, o readOptions) (err error) {
 			return nil
 		}
 		if err != nil {
-			return err
+			return corruptAdvice(err, o.topic)
 		}
 		if left > 0 {
 			left -= n

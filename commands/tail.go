@@ -139,7 +139,7 @@ func runTail(e *env, o tailOptions) (err error) {
 	if err == nil && o.follow && (o.count < 0 || printed < o.count) {
 		err = tailFollow(ctx, e, gt, parts, o, printed)
 	}
-	return err
+	return corruptAdvice(err, o.topic)
 }
 
 // tailOpen opens the partitions to tail; with -F it waits for the topic

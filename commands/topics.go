@@ -23,7 +23,7 @@ func topicsCommand() *cli.Command {
 			"and makes topics exit 1. 'seglog describe TOPIC' shows the partitions.\n\n" +
 			"Examples:\n" +
 			"  seglog topics\n" +
-			"  seglog -d /backup/data topics\n" +
+			"  seglog -d ./backup/data topics\n" +
 			"  seglog topics --json | jq -r '.topics[].topic'",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a table"},

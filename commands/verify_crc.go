@@ -54,7 +54,7 @@ func verifyCRCCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog verify-crc\n" +
 			"  seglog verify-crc orders --partition 2 --jobs 1\n" +
-			"  seglog verify-crc /backup/data/orders/0\n" +
+			"  seglog verify-crc ./backup/data/orders/0\n" +
 			"  seglog verify-crc orders --json | jq -c 'select(.severity == \"problem\")'",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "check only partition `P`", DefaultText: "all"},
