@@ -61,7 +61,13 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "work directly on the data directory of a Kafka-style commit log",
 		Description: "seglog reads, writes, checks and repairs a commit log's segment files\n" +
 			"(data/<topic>/<partition>/<base-offset>.log|.index|.timeindex) with no daemon.\n" +
-			"Locks are flock(2) on directories: use it on local filesystems only.",
+			"Locks are flock(2) on directories: use it on local filesystems only.\n\n" +
+			"Examples:\n" +
+			"  seglog append app-logs --create < app.log\n" +
+			"  seglog tail -f orders --format json\n" +
+			"  seglog verify-crc orders\n" +
+			"  seglog retention-sweep --retention 7d   # from cron\n" +
+			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Reader:    stdin,
