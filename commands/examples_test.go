@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -170,24 +169,6 @@ func copyTree(t *testing.T, from string) string {
 	return to
 }
 
-// lockedBuffer is an output buffer that may be read while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // shellEnv is the environment example lines run in: seglog (this test
 // binary under that name) first in $PATH, no $SEGLOG_DATA_DIR.
 func shellEnv(t *testing.T) []string {
@@ -216,7 +197,7 @@ func runShellLine(t *testing.T, dir, line string, spec exampleSpec) (int, string
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = shellEnv(t)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -82,6 +82,29 @@ func recoverCommand() *cli.Command {
 	}
 }
 
+// blockWriter writes blocks of output (a topic's tables) as they are
+// done, separated by blank lines; nothing when the output is one JSON
+// document at the end.
+type blockWriter struct {
+	w      io.Writer
+	json   bool
+	blocks int // written so far
+}
+
+func (bw *blockWriter) emit(b *bytes.Buffer) error {
+	if bw.json || b.Len() == 0 {
+		return nil
+	}
+	if bw.blocks > 0 {
+		if _, err := io.WriteString(bw.w, "\n"); err != nil {
+			return err
+		}
+	}
+	bw.blocks++
+	_, err := bw.w.Write(b.Bytes())
+	return err
+}
+
 // lockWaitFlags reads --wait and --wait-timeout.
 func lockWaitFlags(c *cli.Context) (time.Duration, error) {
 	switch {
@@ -139,20 +162,8 @@ func runRecover(e *env, o recoverOptions) error {
 	}
 	// Tables go out topic by topic, so a long run shows progress; blocks
 	// are separated by blank lines.
-	blocks := 0
-	emit := func(b *bytes.Buffer) error {
-		if o.json || b.Len() == 0 {
-			return nil
-		}
-		if blocks > 0 {
-			if _, err := io.WriteString(e.stdout, "\n"); err != nil {
-				return err
-			}
-		}
-		blocks++
-		_, err := e.stdout.Write(b.Bytes())
-		return err
-	}
+	blocks := &blockWriter{w: e.stdout, json: o.json}
+	emit := blocks.emit
 	// One bar over every topic: the .log bytes scanned.
 	bar := &spanBar{progressBar: newProgressBar(e, "recover")}
 	defer bar.finish()

@@ -141,20 +141,8 @@ func runSweep(e *env, o sweepOptions) error {
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
 	// Blocks (a topic's tables, a skipped topic's line) go out as they are
 	// done, separated by blank lines.
-	blocks := 0
-	emit := func(b *bytes.Buffer) error {
-		if o.json || b.Len() == 0 {
-			return nil
-		}
-		if blocks > 0 {
-			if _, err := io.WriteString(e.stdout, "\n"); err != nil {
-				return err
-			}
-		}
-		blocks++
-		_, err := e.stdout.Write(b.Bytes())
-		return err
-	}
+	blocks := &blockWriter{w: e.stdout, json: o.json}
+	emit := blocks.emit
 	// One bar over every topic: the segments done with.
 	bar := &spanBar{progressBar: newCountBar(e, "retention-sweep", "segments")}
 	defer bar.finish()
@@ -208,7 +196,7 @@ func runSweep(e *env, o sweepOptions) error {
 			return err
 		}
 	} else if len(run.topics) > 0 || len(run.probs) == 0 {
-		if err := run.writeTotals(e.stdout, blocks > 0); err != nil {
+		if err := run.writeTotals(e.stdout, blocks.blocks > 0); err != nil {
 			return err
 		}
 	}
