@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"time"
 
@@ -524,24 +523,7 @@ func (f *Follower) list() ([]segment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", f.dir, err)
 	}
-	var segs []segment
-	for _, e := range entries {
-		base, ext, err := format.ParseSegmentName(e.Name())
-		if err != nil || ext != format.LogExt || !e.Type().IsRegular() {
-			continue
-		}
-		segs = append(segs, segment{dir: f.dir, base: base})
-	}
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.base < b.base:
-			return -1
-		case a.base > b.base:
-			return 1
-		}
-		return 0
-	})
-	return segs, nil
+	return segmentsIn(f.dir, entries), nil
 }
 
 // segAfter is the index of the first segment with a base above base.

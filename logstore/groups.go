@@ -275,13 +275,7 @@ func (s *Store) Groups() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list groups: %w", err)
 	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() && format.ValidateTopic(e.Name()) == nil {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
+	return validDirNames(entries), nil
 }
 
 // GroupPositions reads a group's committed positions (topic -> partition

@@ -448,15 +448,9 @@ func (sw *sweeper) judgeClosed(l retLook, ss *SegmentSweep, total int64) error {
 	if sw.keptByCheapTime(l, ss) {
 		return nil
 	}
-	f, err := openRead(l.seg.path(format.LogExt))
+	w, damage, err := walkSegment(l.seg, ss.Bytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	w := newRetWalk(l.seg)
-	damage, err := w.to(newLogReader(osFile{f}), ss.Bytes)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err)
 	}
 	sw.judgeWalked(w, damage, ss)
 	return nil
@@ -524,15 +518,9 @@ func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
 	// lock only what was appended since is walked, so an appender
 	// starting meanwhile (it waits DefaultLockWait) never waits for a
 	// walk of a whole segment.
-	f, err := openRead(l.seg.path(format.LogExt))
+	w, damage, err := walkSegment(l.seg, l.end.Pos)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	w := newRetWalk(l.seg)
-	damage, err := w.to(newLogReader(osFile{f}), l.end.Pos)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err)
 	}
 	if sw.judgeWalked(w, damage, ss); ss.Decision != SweepWouldDelete {
 		return nil
@@ -622,6 +610,21 @@ type retWalk struct {
 
 func newRetWalk(seg segment) *retWalk {
 	return &retWalk{seg: seg, base: seg.base, next: seg.base, newest: math.MinInt64}
+}
+
+// walkSegment walks seg's .log from its start to limit (see retWalk.to).
+func walkSegment(seg segment, limit int64) (*retWalk, *CorruptionError, error) {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	w := newRetWalk(seg)
+	damage, err := w.to(newLogReader(osFile{f}), limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
+	}
+	return w, damage, nil
 }
 
 // to follows headers up to limit: each must carry the next offset, have a

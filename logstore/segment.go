@@ -30,6 +30,12 @@ func listSegments(dir string) ([]segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	return segmentsIn(dir, entries), nil
+}
+
+// segmentsIn picks the segments of partition directory dir out of its
+// entries, sorted by base offset.
+func segmentsIn(dir string, entries []os.DirEntry) []segment {
 	var segs []segment
 	for _, e := range entries {
 		base, ext, err := format.ParseSegmentName(e.Name())
@@ -48,7 +54,7 @@ func listSegments(dir string) ([]segment, error) {
 		}
 		return 0
 	})
-	return segs, nil
+	return segs
 }
 
 // logReader reads records of one .log file through a buffer of file bytes,

@@ -146,13 +146,20 @@ func (s *Store) Topics() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
+	return validDirNames(entries), nil
+}
+
+// validDirNames is the names of the directories among entries that follow
+// the topic-name rules (topics, groups); seglog's own dot-files and
+// anything foreign are skipped.
+func validDirNames(entries []os.DirEntry) []string {
 	var names []string
 	for _, e := range entries {
 		if e.IsDir() && format.ValidateTopic(e.Name()) == nil {
 			names = append(names, e.Name())
 		}
 	}
-	return names, nil
+	return names
 }
 
 // CreateTopic makes a topic with partitions 0..partitions-1, each holding
