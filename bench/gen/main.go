@@ -1,6 +1,6 @@
 //go:build ignore
 
-// Command gen writes benchmark input for bench/run.sh: N lines of exactly
+// Command gen writes benchmark input for bench/run: N lines of exactly
 // WIDTH bytes each (WIDTH-1 printable ASCII characters and '\n'). Every line
 // starts with its line number and continues with pseudo-random text, so no
 // two lines are alike and nothing compresses trivially.
@@ -8,7 +8,7 @@
 // Usage: go run bench/gen/main.go N WIDTH > FILE
 //
 // It is built with the ignore tag so that `go build ./...` and `go test ./...`
-// of the module never see it; run.sh builds it by file name.
+// of the module never see it; bench/run builds it by file name.
 package main
 
 import (

@@ -2,7 +2,7 @@
 
 // Command maxrss runs a command and writes its user and system CPU seconds
 // and its peak resident set size in KiB (getrusage ru_maxrss) to a file, as
-// GNU time -f "%U %S %M" does. bench/run.sh uses it only where /usr/bin/time
+// GNU time -f "%U %S %M" does. bench/run uses it only where /usr/bin/time
 // is missing or is not GNU time.
 //
 // Usage: maxrss -o FILE COMMAND [ARGS...]
