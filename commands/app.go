@@ -130,7 +130,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// quietly on, not a SIGPIPE that kills the process.
 	signal.Ignore(syscall.SIGPIPE)
 	app := NewApp(stdin, stdout, stderr)
-	err := app.Run(normalizeArgs(app, args))
+	args = normalizeArgs(app, args)
+	err := checkIntFlags(app, args)
+	if err == nil {
+		err = app.Run(args)
+	}
 	code := exitCode(err)
 	if err != nil && code != exitOK && !errors.Is(err, errProblemsFound) {
 		fmt.Fprintf(stderr, "seglog: %s\n", errorLine(err))

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -32,6 +34,7 @@ type appendOptions struct {
 	sync          logstore.SyncMode
 	lockWait      time.Duration
 	jsonSummary   bool
+	report        bool
 }
 
 const defaultMaxMessage = 64 << 20
@@ -52,6 +55,9 @@ func appendCommand() *cli.Command {
 		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
 		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds", DefaultText: "2s"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
+		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record as soon as it is durable: " +
+			"with --sync batch after its batch's fdatasync, exit after the fdatasync at a roll or at exit, " +
+			"never once written to the OS (not durable). If stdout closes, append stops reading stdin"},
 	}
 	return &cli.Command{
 		Name:      "append",
@@ -84,7 +90,7 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	}
 	o := appendOptions{topic: topic, partition: c.Int("partition"), create: c.Bool("create"),
 		partitions: c.Int("partitions"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
-		delim: []byte{'\n'}}
+		report: c.Bool("report"), delim: []byte{'\n'}}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
@@ -188,6 +194,11 @@ type appender struct {
 	// A bar when stdin is a regular file: size bytes to read, read so far.
 	bar        *progressBar
 	read, size int64
+	// With --report: each writer's offsets below reported[p] are printed;
+	// reportErr is the write to stdout that failed, ending the run.
+	reported  []uint64
+	reportBuf []byte
+	reportErr error
 }
 
 func runAppend(e *env, o appendOptions) error {
@@ -236,6 +247,7 @@ func runAppend(e *env, o appendOptions) error {
 		}
 		a.writers[p], a.first[p] = w, w.NextOffset()
 	}
+	a.reported = slices.Clone(a.first)
 	err = a.pump()
 	if cerr := a.closeWriters(); err == nil {
 		err = cerr
@@ -375,14 +387,59 @@ func (a *appender) add(msg []byte, line int64) error {
 		part = a.rr
 		a.rr = (a.rr + 1) % len(a.writers)
 	}
-	_, err := a.writers[part].Append(a.ts, key, value)
-	return err
+	if _, err := a.writers[part].Append(a.ts, key, value); err != nil {
+		return err
+	}
+	// Appending may have rolled or flushed, and so synced.
+	return a.report(part)
 }
 
+// report prints, with --report, a line for each record of partition p
+// acknowledged since the last call: durable under --sync batch and exit,
+// handed to the OS under never. They are written at once, unbuffered, so a
+// consumer sees them as soon as the sync that covers them returned.
+func (a *appender) report(p int) error {
+	if !a.o.report || a.reportErr != nil {
+		return a.reportErr
+	}
+	w := a.writers[p]
+	acked := w.Durable()
+	if a.o.sync == logstore.SyncNever {
+		acked = w.Written()
+	}
+	if acked <= a.reported[p] {
+		return nil
+	}
+	// In pieces: the sync at exit may acknowledge millions of records.
+	for a.reported[p] < acked {
+		b := a.reportBuf[:0]
+		o := a.reported[p]
+		for ; o < acked && len(b) < reportPiece; o++ {
+			b = strconv.AppendInt(b, int64(p), 10)
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, o, 10)
+			b = append(b, '\n')
+		}
+		a.reportBuf = b
+		if _, err := a.e.stdout.Write(b); err != nil {
+			a.reportErr = fmt.Errorf("--report: write to stdout: %w", err)
+			return a.reportErr
+		}
+		a.reported[p] = o
+	}
+	return nil
+}
+
+// reportPiece is about how many bytes of --report lines go in one write.
+const reportPiece = 64 << 10
+
 func (a *appender) flush() error {
-	for _, w := range a.writers {
+	for p, w := range a.writers {
 		if w != nil && w.Buffered() {
 			if err := w.Flush(); err != nil {
+				return err
+			}
+			if err := a.report(p); err != nil {
 				return err
 			}
 		}
@@ -394,11 +451,15 @@ func (a *appender) flush() error {
 // error; it goes on past a failing one so the others keep their records.
 func (a *appender) closeWriters() error {
 	var first error
-	for _, w := range a.writers {
+	for p, w := range a.writers {
 		if w == nil {
 			continue
 		}
-		if err := w.Close(); err != nil && first == nil {
+		err := w.Close()
+		if rerr := a.report(p); err == nil {
+			err = rerr
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}

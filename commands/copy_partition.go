@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,8 +69,13 @@ func copyPartitionCommand() *cli.Command {
 				return usagef("copy-partition: --to DATA_DIR or --to - is required (see 'seglog copy-partition --help')")
 			case to == "-" && (c.IsSet("to-topic") || c.IsSet("to-partition")):
 				return usagef("--to-topic and --to-partition name the destination in a data directory; with --to -, name it on import-partition")
-			case c.IsSet("to-partition") && opts.ToPartition < 0:
-				return usagef("--to-partition must be 0 or more, not %d", opts.ToPartition)
+			case c.IsSet("to-partition") && (opts.ToPartition < 0 || opts.ToPartition >= logstore.MaxPartitions):
+				return usagef("--to-partition must be between 0 and %d, not %d", logstore.MaxPartitions-1, opts.ToPartition)
+			}
+			if to != "-" {
+				if err := checkCopyDest(envFrom(c).dataDir, to, topic, part, opts); err != nil {
+					return err
+				}
 			}
 			if c.IsSet("to-topic") {
 				if err := checkTopicName(opts.ToTopic); err != nil {
@@ -104,6 +111,55 @@ func topicPartitionArgs(c *cli.Context) (string, int, error) {
 		return "", 0, usagef("%s: invalid partition %q (a partition number: 0, 1, ...)", name, arg)
 	}
 	return topic, part, nil
+}
+
+// checkCopyDest refuses a destination that would put the copy inside the
+// source's data directory (where its topic directory would show up as a
+// topic of that one), replace the source partition itself, or replace a
+// directory holding the data directory.
+func checkCopyDest(dataDir, to, topic string, part int, opts logstore.CopyOptions) error {
+	if strings.IndexByte(to, 0) >= 0 {
+		return usagef("--to %q: a path cannot hold a NUL byte", to)
+	}
+	toTopic, toPart := cmp.Or(opts.ToTopic, topic), part
+	if opts.ToPartition >= 0 {
+		toPart = opts.ToPartition
+	}
+	data, dest := realPath(dataDir), realPath(to)
+	final := filepath.Join(dest, toTopic, strconv.Itoa(toPart))
+	switch {
+	case dest == data && toTopic == topic && toPart == part:
+		return usagef("copy-partition: --to %s is the data directory of %s/%d: the copy would be the partition itself (name another with --to-topic or --to-partition)", to, topic, part)
+	case isBelow(dest, data):
+		return usagef("copy-partition: --to %s is inside the data directory %s, where it would show up as a topic: name the data directory itself (with --to-topic or --to-partition) or a directory outside it", to, dataDir)
+	case final == data || isBelow(data, final):
+		return usagef("copy-partition: the destination partition %s would hold the data directory %s", final, dataDir)
+	}
+	return nil
+}
+
+// realPath is path made absolute with its symbolic links resolved, as far
+// as it exists.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	var rest []string
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if filepath.Dir(dir) == dir {
+			return abs
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
+}
+
+// isBelow: path lies strictly inside dir (both clean and absolute).
+func isBelow(path, dir string) bool {
+	return strings.HasPrefix(path, dir+string(filepath.Separator)) || dir == "/" && path != "/"
 }
 
 // parseRate parses a throttle: a size a second, "/s" optional.

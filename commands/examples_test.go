@@ -72,7 +72,7 @@ type exampleSpec struct {
 	code      int           // expected exit status
 	stdout    []string      // each must occur in stdout
 	feed      string        // appended (a line) to orders and app-logs while it runs
-	interrupt time.Duration // SIGINT after this long (it runs until Ctrl-C)
+	interrupt time.Duration // SIGINT once stdout is out, but not before this long (it runs until Ctrl-C)
 }
 
 // exampleSpecs, by example line. Lines not listed must exit 0.
@@ -99,8 +99,8 @@ var exampleSpecs = map[string]exampleSpec{
 	"seglog read ./backup/data/orders/0 --format json | seglog append orders --input json": {},
 
 	"seglog tail orders":                                                         {stdout: []string{"order 20\n"}},
-	"seglog tail -f orders --format json":                                        {stdout: []string{`"value":"order 20"`, `"value":"fed"`}, feed: "fed", interrupt: 2 * time.Second},
-	"seglog tail -F app-logs -n 0 --template '%p/%o %s\\n'":                      {stdout: []string{"0/12 fed\n"}, feed: "fed", interrupt: 2 * time.Second},
+	"seglog tail -f orders --format json":                                        {stdout: []string{`"value":"order 20"`, `"value":"fed"`}, feed: "fed", interrupt: 300 * time.Millisecond},
+	"seglog tail -F app-logs -n 0 --template '%p/%o %s\\n'":                      {stdout: []string{"0/12 fed\n"}, feed: "fed", interrupt: 300 * time.Millisecond},
 	"seglog tail -f orders -n 0 --count 1 --timeout 30s   # wait for one record": {stdout: []string{"fed\n"}, feed: "fed"},
 
 	"seglog describe":                               {stdout: []string{"orders", "app-logs"}},
@@ -230,11 +230,25 @@ func runShellLine(t *testing.T, dir, line string, spec exampleSpec) (int, string
 		}()
 	}
 	if spec.interrupt > 0 {
+		// Ctrl-C once what it should print is out (a loaded machine may
+		// take longer than spec.interrupt), or after 30 s at the latest.
 		go func() {
-			select {
-			case <-done:
-			case <-time.After(spec.interrupt):
+			deadline := time.After(30 * time.Second)
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			start := time.Now()
+			for {
+				select {
+				case <-done:
+					return
+				case <-deadline:
+				case <-tick.C:
+					if time.Since(start) < spec.interrupt || !containsAll(stdout.String(), spec.stdout) {
+						continue
+					}
+				}
 				cmd.Process.Signal(syscall.SIGINT)
+				return
 			}
 		}()
 	}
@@ -250,6 +264,16 @@ func runShellLine(t *testing.T, dir, line string, spec exampleSpec) (int, string
 		code = ee.ExitCode()
 	}
 	return code, stdout.String(), stderr.String()
+}
+
+// containsAll reports whether s contains every one of subs.
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestHelpExamples runs every example shown in `seglog COMMAND --help`, as

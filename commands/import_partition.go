@@ -37,6 +37,9 @@ func importPartitionCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if part >= logstore.MaxPartitions {
+				return usagef("import-partition: PARTITION must be between 0 and %d, not %d", logstore.MaxPartitions-1, part)
+			}
 			opts := logstore.CopyOptions{Force: c.Bool("force")}
 			if opts.LockWait, err = lockWaitFlags(c); err != nil {
 				return err

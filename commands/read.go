@@ -170,7 +170,7 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 		if err != nil {
 			return o, usagef("--%s: %v", f.name, err)
 		}
-		ns := t.UnixNano()
+		ns := unixNanoClamped(t)
 		*f.dst = &ns
 	}
 	return o, nil
@@ -289,6 +289,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 	if err != nil {
 		return 0, err
 	}
+	defer p.Close()
 	start, next, err := p.Bounds()
 	if err != nil {
 		return 0, err

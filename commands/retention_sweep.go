@@ -21,6 +21,7 @@ type sweepOptions struct {
 	retention      time.Duration
 	retentionBytes int64 // these two: 0 takes the topic's setting
 	now            time.Time
+	clock          bool // no --now: now is the clock's reading
 	dryRun         bool
 	json           bool
 	lockWait       time.Duration
@@ -77,7 +78,7 @@ func retentionSweepCommand() *cli.Command {
 
 func sweepFlags(c *cli.Context) (sweepOptions, error) {
 	o := sweepOptions{topics: c.Args().Slice(), partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json"),
-		now: time.Now()}
+		now: time.Now(), clock: !c.IsSet("now")}
 	var err error
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
@@ -137,7 +138,7 @@ func runSweep(e *env, o sweepOptions) error {
 			return err
 		}
 	}
-	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, DryRun: o.dryRun,
+	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
 	// Blocks (a topic's tables, a skipped topic's line) go out as they are
 	// done, separated by blank lines.

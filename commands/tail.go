@@ -208,7 +208,7 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 		if o.lines == 0 {
 			continue
 		}
-		err := tailScan(e, tp, tp.from, o, func(r logstore.Record) error {
+		err := tailScan(e, tp, o, func(r logstore.Record) error {
 			keys = append(keys, tailKey{r.Timestamp, tp.ref.partition, r.Offset})
 			return nil
 		})
@@ -260,6 +260,15 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 			}
 			h.ok = false
 			err := h.it.Err()
+			if tailGone(e, h.tp, err) {
+				h.it.Close()
+				it, err := tailRead(e, h.tp)
+				if err != nil || it == nil {
+					return err
+				}
+				h.it = it
+				continue
+			}
 			var ce *logstore.CorruptionError
 			if err == nil || !o.skipCorrupt || !errors.As(err, &ce) {
 				return err
@@ -274,9 +283,12 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 		if tp.from >= tp.next {
 			continue
 		}
-		it, err := tp.p.Read(tp.from)
+		it, err := tailRead(e, tp)
 		if err != nil {
 			return 0, err
+		}
+		if it == nil {
+			continue
 		}
 		h := &head{tp: tp, it: it}
 		heads = append(heads, h)
@@ -318,14 +330,14 @@ func tailFirst(tp *tailPart, n int64) uint64 {
 	return tp.next - uint64(n)
 }
 
-// tailScan calls fn for the records of tp from from up to its end when
+// tailScan calls fn for the records of tp from tp.from up to its end when
 // tail started.
-func tailScan(e *env, tp *tailPart, from uint64, o tailOptions, fn func(logstore.Record) error) error {
-	it, err := tp.p.Read(from)
-	if err != nil {
+func tailScan(e *env, tp *tailPart, o tailOptions, fn func(logstore.Record) error) error {
+	it, err := tailRead(e, tp)
+	if err != nil || it == nil {
 		return err
 	}
-	defer it.Close()
+	defer func() { it.Close() }()
 	for {
 		for it.Next() {
 			r := it.Record()
@@ -336,6 +348,15 @@ func tailScan(e *env, tp *tailPart, from uint64, o tailOptions, fn func(logstore
 				return err
 			}
 		}
+		if tailGone(e, tp, it.Err()) {
+			it.Close()
+			next, err := tailRead(e, tp)
+			if err != nil || next == nil {
+				return err
+			}
+			it = next
+			continue
+		}
 		var ce *logstore.CorruptionError
 		if !o.skipCorrupt || !errors.As(it.Err(), &ce) {
 			return it.Err()
@@ -345,6 +366,44 @@ func tailScan(e *env, tp *tailPart, from uint64, o tailOptions, fn func(logstore
 			return it.Err()
 		}
 	}
+}
+
+// tailRead opens an iterator over tp from tp.from, or returns nil when
+// nothing is left before tp.next. Records retention removed since tail
+// took the bounds are passed over as a follower passes them over (SPEC
+// §5), by tailGone.
+func tailRead(e *env, tp *tailPart) (*logstore.Iterator, error) {
+	for tries := 0; ; tries++ {
+		if tp.from >= tp.next {
+			return nil, nil
+		}
+		it, err := tp.p.Read(tp.from)
+		if err == nil || tries == 100 || !tailGone(e, tp, err) {
+			return it, err
+		}
+	}
+}
+
+// tailGone reports whether err is retention having removed records tail
+// was about to print. If so, it warns naming them, moves tp.from up to the
+// partition's new start and lists the partition's segments anew.
+func tailGone(e *env, tp *tailPart, err error) bool {
+	var gone *logstore.NoLongerAvailableError
+	if !errors.As(err, &gone) {
+		return false
+	}
+	if p, err := tp.ref.open(); err == nil {
+		tp.p.Close()
+		tp.p = p
+	}
+	switch {
+	case gone.Start == gone.Offset+1:
+		e.warn("offset %d of %s was removed by retention before it was read; going on at %d", gone.Offset, gone.Partition, gone.Start)
+	case gone.Start > gone.Offset:
+		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", gone.Offset, gone.Start-1, gone.Partition, gone.Start)
+	}
+	tp.from = max(tp.from, gone.Start)
+	return true
 }
 
 // tailCopy copies a record out of an iterator's buffer.

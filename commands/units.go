@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -35,28 +37,56 @@ func parseSize(s string) (int64, error) {
 }
 
 // parseDuration is time.ParseDuration plus a leading days term: "7d",
-// "1d12h", "90s". Negative durations are refused.
+// "1d12h", "90s". Negative durations are refused, and so are those past
+// what a time.Duration holds (about 292 years): converting a larger float
+// is undefined and adding overflows, either of which made a long
+// duration come out negative, or wrap around to a short one.
 func parseDuration(s string) (time.Duration, error) {
-	bad := fmt.Errorf("invalid duration %q (use e.g. 90s, 2h, 7d)", s)
-	var d time.Duration
-	rest := s
+	bad := func() error { return fmt.Errorf("invalid duration %q (use e.g. 90s, 2h, 7d)", s) }
+	negative := func() error { return fmt.Errorf("invalid duration %q: must not be negative", s) }
+	tooLong := func() error {
+		return fmt.Errorf("invalid duration %q: too long (at most %s)", s, time.Duration(math.MaxInt64))
+	}
+	// Both terms must parse before their sum is judged.
+	days, rest, hasDays := 0.0, s, false
 	if i := strings.IndexByte(s, 'd'); i >= 0 {
 		n, err := strconv.ParseFloat(s[:i], 64)
-		if err != nil {
-			return 0, bad
+		if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(n) {
+			return 0, bad()
 		}
-		d = time.Duration(n * float64(24*time.Hour))
-		rest = s[i+1:]
+		days, rest, hasDays = n, s[i+1:], true
 	}
-	if rest != "" || d == 0 && s == "" {
-		more, err := time.ParseDuration(rest)
-		if err != nil {
-			return 0, bad
+	var more time.Duration
+	if rest != "" || !hasDays {
+		var err error
+		if more, err = time.ParseDuration(rest); err != nil {
+			return 0, bad()
+		}
+	}
+	var d time.Duration
+	if ns := days * float64(24*time.Hour); ns > math.MinInt64 && ns < math.MaxInt64 {
+		d = time.Duration(ns)
+		switch {
+		case more > 0 && d > math.MaxInt64-more:
+			return 0, tooLong()
+		case more < 0 && d < math.MinInt64-more:
+			return 0, negative()
 		}
 		d += more
+	} else {
+		// The days alone are past an int64 of nanoseconds: only a float
+		// holds the sum.
+		switch total := ns + float64(more); {
+		case total >= math.MaxInt64:
+			return 0, tooLong()
+		case total < 0:
+			return 0, negative()
+		default:
+			d = time.Duration(total)
+		}
 	}
 	if d < 0 {
-		return 0, fmt.Errorf("invalid duration %q: must not be negative", s)
+		return 0, negative()
 	}
 	return d, nil
 }
@@ -100,4 +130,17 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("invalid time %q (use RFC 3339, e.g. 2024-05-01T12:00:00Z, or a duration ago, e.g. 2h or 7d)", s)
 	}
 	return now.Add(-d), nil
+}
+
+// unixNanoClamped is t in Unix nanoseconds, clamped to what an int64
+// holds (years 1677 to 2262): t.UnixNano is undefined outside, and
+// "--since 9999-01-01T00:00:00Z" must mean after every record, not wrap.
+func unixNanoClamped(t time.Time) int64 {
+	switch {
+	case t.Before(time.Unix(0, math.MinInt64)):
+		return math.MinInt64
+	case t.After(time.Unix(0, math.MaxInt64)):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
 }

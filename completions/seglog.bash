@@ -114,7 +114,7 @@ both' ;;
 _seglog_flags() {
     case $1 in
     create) echo '--partitions -p --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --sync --wait --wait-timeout --json --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --sync --wait --wait-timeout --json --report --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;

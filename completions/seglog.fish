@@ -139,6 +139,7 @@ complete -c seglog -n '__seglog_using append' -l sync -x -a 'exit batch never' -
 complete -c seglog -n '__seglog_using append' -l wait -d 'wait for a partition another writer holds, without limit'
 complete -c seglog -n '__seglog_using append' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
 complete -c seglog -n '__seglog_using append' -l json -d 'print the summary on stderr as JSON'
+complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record as soon as it is...'
 complete -c seglog -n '__seglog_using append' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
 complete -c seglog -n '__seglog_using append' -l index-interval -x -d 'index every Nth record of a segment'
 complete -c seglog -n '__seglog_using append' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'

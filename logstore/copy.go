@@ -164,11 +164,11 @@ func readOptional(path string) ([]byte, error) {
 	return b, err
 }
 
-// fileSize is the size of path, 0 when it is missing (an index a copy
-// rebuilds).
+// fileSize is the size of path, 0 when it is missing or not a regular file
+// (an index a copy rebuilds: a directory's size is not index bytes).
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
-	if err != nil {
+	if err != nil || !fi.Mode().IsRegular() {
 		return 0
 	}
 	return fi.Size()
@@ -259,6 +259,7 @@ type partitionBuild struct {
 	tmpLock  *dirLock
 	final    string
 	placed   bool
+	newTopic bool   // the build made topicDir
 	next     uint64 // offset after the last segment built
 	syncer   *syncer
 }
@@ -276,9 +277,15 @@ func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (
 	if err := s.mkdirAll(b.topicDir); err != nil {
 		return nil, fmt.Errorf("destination topic %s: %w", opts.ToTopic, err)
 	}
-	if errors.Is(statErr, fs.ErrNotExist) && settings != nil {
+	// A topic directory without partitions is one that a copy into a new
+	// topic began and did not finish (create makes a topic whole): the
+	// topic is still this copy's to make, settings and all.
+	n, _, _ := partitionDirs(b.topicDir)
+	b.newTopic = errors.Is(statErr, fs.ErrNotExist) || n == 0
+	if b.newTopic && settings != nil {
 		// A topic the copy creates gets the source topic's settings.
 		if err := s.writeFileAtomic(filepath.Join(b.topicDir, settingsFile), settings); err != nil {
+			s.removeNewTopic(b.topicDir)
 			return nil, err
 		}
 	}
@@ -287,11 +294,17 @@ func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (
 	_, _ = rand.Read(rnd[:])
 	b.tmp = filepath.Join(b.topicDir, buildPrefix+strconv.Itoa(opts.ToPartition)+"-"+hex.EncodeToString(rnd[:])+".tmp")
 	if err := s.fs.Mkdir(b.tmp, 0o755); err != nil {
+		if b.newTopic {
+			s.removeNewTopic(b.topicDir)
+		}
 		return nil, err
 	}
 	var err error
 	if b.tmpLock, err = tryLockDir(b.tmp); err != nil {
 		s.removeAll(b.tmp)
+		if b.newTopic {
+			s.removeNewTopic(b.topicDir)
+		}
 		return nil, err
 	}
 	b.syncer = startSyncer()
@@ -608,6 +621,32 @@ func (b *partitionBuild) abort() {
 		_ = b.s.fs.SyncDir(b.topicDir)
 	}
 	b.tmpLock.Unlock()
+	if !b.placed && b.newTopic {
+		b.s.removeNewTopic(b.topicDir)
+	}
+}
+
+// removeNewTopic removes the topic directory a failed copy or import made,
+// when it holds nothing but the settings it wrote: left behind, a topic
+// without partitions is an error for every command over the data
+// directory. Anything else in it (another copy building a partition
+// there) keeps it.
+func (s *Store) removeNewTopic(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Name() != settingsFile {
+			return
+		}
+	}
+	if len(entries) > 0 {
+		_ = s.fs.Remove(filepath.Join(dir, settingsFile))
+	}
+	if s.fs.Remove(dir) == nil {
+		_ = s.fs.SyncDir(filepath.Dir(dir))
+	}
 }
 
 // pacer keeps a copy at its throttle and reports its progress.

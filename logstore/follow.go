@@ -351,6 +351,13 @@ func (f *Follower) atEnd(bad error) (bool, error) {
 		if i := segAfter(segs, f.seg.base); i < len(segs) {
 			// Closed now: read it once more to its true end.
 			f.later, f.laterBase = true, segs[i].base
+			if i == 0 || segs[i-1].base != f.seg.base {
+				// It is gone itself: retention removed it, and with it
+				// whatever followed it before segs[i]. Offsets between its
+				// end and segs[i] were removed unread (moveOn warns), not
+				// a gap.
+				f.laterBase = f.seg.base
+			}
 			f.forget()
 			return true, nil
 		}
@@ -513,17 +520,20 @@ func (f *Follower) list() ([]segment, error) {
 		return nil, errReplaced
 	}
 	f.dirty = false
-	if _, err := f.d.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("list %s: %w", f.dir, err)
-	}
-	entries, err := f.d.ReadDir(-1)
+	segs, err := stableSegments(f.dir, func() ([]os.DirEntry, error) {
+		if _, err := f.d.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("list %s: %w", f.dir, err)
+		}
+		entries, err := f.d.ReadDir(-1)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("list %s: %w", f.dir, err)
+		}
+		return entries, err
+	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // removed: it holds nothing any more
 	}
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", f.dir, err)
-	}
-	return segmentsIn(f.dir, entries), nil
+	return segs, err
 }
 
 // segAfter is the index of the first segment with a base above base.

@@ -46,19 +46,33 @@ type file interface {
 	Close() error
 }
 
-type osFS struct{}
+// osFS is the real filesystem. Below root (the data directory; "" for
+// none) it changes nothing through a symbolic link: see nofollow.go.
+type osFS struct{ root string }
 
 type osFile struct{ *os.File }
 
-func (osFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
-	f, err := os.OpenFile(name, flag, perm)
+func (o osFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
+	if flag&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0 {
+		if err := checkNoSymlink(o.root, name, false); err != nil {
+			return nil, err
+		}
+		flag |= unix.O_NOFOLLOW
+	}
+	f, err := openOwned(name, flag, perm) // os.OpenFile; see owner.go for who owns new files
+	if errors.Is(err, unix.ELOOP) {
+		err = symlinkOpenError(name, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return osFile{f}, nil
 }
 
-func (osFS) Rename(oldpath, newpath string, noReplace bool) error {
+func (o osFS) Rename(oldpath, newpath string, noReplace bool) error {
+	if err := o.checkDirs(oldpath, newpath); err != nil {
+		return err
+	}
 	if !noReplace {
 		return os.Rename(oldpath, newpath)
 	}
@@ -81,7 +95,14 @@ func (osFS) Rename(oldpath, newpath string, noReplace bool) error {
 // atomically.
 var errNoExchange = errors.New("the filesystem cannot swap directories atomically (renameat2 RENAME_EXCHANGE)")
 
-func (osFS) Exchange(a, b string) error {
+func (o osFS) Exchange(a, b string) error {
+	// Swapped out, a link would be emptied by the removal of what was
+	// swapped: its target's files, outside the data directory.
+	for _, p := range []string{a, b} {
+		if err := checkNoSymlink(o.root, p, true); err != nil {
+			return err
+		}
+	}
 	err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		err = errNoExchange
@@ -92,9 +113,39 @@ func (osFS) Exchange(a, b string) error {
 	return nil
 }
 
-func (osFS) Remove(name string) error                  { return os.Remove(name) }
-func (osFS) Link(oldname, newname string) error        { return os.Link(oldname, newname) }
-func (osFS) Mkdir(name string, perm os.FileMode) error { return os.Mkdir(name, perm) }
+// Remove, Link and Mkdir never follow a link in their last component:
+// only the directories on the way are checked.
+func (o osFS) Remove(name string) error {
+	if err := o.checkDirs(name); err != nil {
+		return err
+	}
+	return os.Remove(name)
+}
+
+func (o osFS) Link(oldname, newname string) error {
+	if err := o.checkDirs(oldname, newname); err != nil {
+		return err
+	}
+	return os.Link(oldname, newname)
+}
+
+func (o osFS) Mkdir(name string, perm os.FileMode) error {
+	if err := o.checkDirs(name); err != nil {
+		return err
+	}
+	return mkdirOwned(name, perm)
+}
+
+// checkDirs refuses paths whose way below the data directory passes a
+// symbolic link.
+func (o osFS) checkDirs(paths ...string) error {
+	for _, p := range paths {
+		if err := checkNoSymlink(o.root, p, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (osFS) SyncDir(name string) error {
 	d, err := os.Open(name)

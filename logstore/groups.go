@@ -76,6 +76,11 @@ func (s *Store) OpenGroup(name string, wait time.Duration) (*Group, error) {
 		wait = DefaultLockWait
 	}
 	dir := s.GroupDir(name)
+	// Commits are written there: refuse a link on the way now, not once
+	// the records are printed.
+	if err := checkNoSymlink(s.dir, dir, true); err != nil {
+		return nil, fmt.Errorf("group %s: %w", name, err)
+	}
 	if err := s.mkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create group %s: %w", name, err)
 	}
@@ -245,6 +250,11 @@ func readGroupDir(dir, name string) ([]GroupCommit, error) {
 	var commits []GroupCommit
 	for _, e := range entries {
 		topic, ok := strings.CutSuffix(e.Name(), groupExt)
+		if ok && e.Type()&fs.ModeSymlink != 0 && format.ValidateTopic(topic) == nil {
+			// Skipped, it would reset the group's positions silently;
+			// followed, the next commit would replace the link.
+			return nil, fmt.Errorf("group %s: %w", name, newSymlinkError(filepath.Join(dir, e.Name())))
+		}
 		if !ok || !e.Type().IsRegular() || format.ValidateTopic(topic) != nil {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"syscall"
 
 	"github.com/seglog/seglog/format"
 )
@@ -20,7 +21,135 @@ type Partition struct {
 	segs []segment
 
 	mu      sync.Mutex
-	firstTS map[uint64]int64 // first records' timestamps, by segment base
+	firstTS map[uint64]int64         // first records' timestamps, by segment base
+	open    map[uint64]*segmentFiles // segments kept open between reads, by base
+	closed  bool
+}
+
+// maxOpenSegments bounds how many segments' files a Partition keeps open
+// between reads: lookups in a few hot segments then cost two preads and
+// no open, while a scan over thousands of segments holds a few descriptors.
+const maxOpenSegments = 8
+
+// segmentFiles are one segment's .log and .index, open for reading, shared
+// by a Partition's iterators.
+type segmentFiles struct {
+	seg    segment
+	log    file
+	refs   int  // iterators reading log
+	cached bool // in its Partition's open map; else closed at refs 0
+
+	idxMu    sync.Mutex
+	idx      *indexReader // opened on first use; nil when there is none
+	idxTried bool
+}
+
+// acquire returns seg's files, opening the .log when the partition does
+// not hold it open already, and the .log's FileInfo when it asked for it.
+// Every acquire is paired with a release. A segment deleted since it was
+// opened (a retention sweep) is not served from the open file: new reads
+// must see it gone, as SPEC §5 says.
+func (p *Partition) acquire(seg segment) (*segmentFiles, os.FileInfo, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sf := p.open[seg.base]; sf != nil {
+		fi, err := sf.log.Stat()
+		if err != nil {
+			return nil, nil, err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 0 {
+			sf.refs++
+			return sf, fi, nil
+		}
+		p.forget(sf)
+	}
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return nil, nil, err
+	}
+	sf := &segmentFiles{seg: seg, log: osFile{f}, refs: 1}
+	if p.closed {
+		return sf, nil, nil
+	}
+	for _, o := range p.open {
+		if len(p.open) < maxOpenSegments {
+			break
+		}
+		p.forget(o)
+	}
+	if p.open == nil {
+		p.open = make(map[uint64]*segmentFiles)
+	}
+	sf.cached = true
+	p.open[seg.base] = sf
+	return sf, nil, nil
+}
+
+// forget stops keeping sf open; its last user closes it. p.mu is held.
+func (p *Partition) forget(sf *segmentFiles) error {
+	delete(p.open, sf.seg.base)
+	sf.cached = false
+	if sf.refs == 0 {
+		return sf.close()
+	}
+	return nil
+}
+
+// release ends one use of sf's files.
+func (p *Partition) release(sf *segmentFiles) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sf.refs--
+	if sf.refs == 0 && !sf.cached {
+		return sf.close()
+	}
+	return nil
+}
+
+func (sf *segmentFiles) close() error {
+	if sf.idx != nil {
+		sf.idx.Close()
+	}
+	return sf.log.Close()
+}
+
+// seek returns where to start reading target in the segment: seekInSegment
+// with the segment's .index kept open.
+func (sf *segmentFiles) seek(lr *logReader, target uint64) (int64, uint64) {
+	if target <= sf.seg.base {
+		return 0, sf.seg.base
+	}
+	sf.idxMu.Lock()
+	defer sf.idxMu.Unlock()
+	if !sf.idxTried {
+		sf.idxTried = true
+		sf.idx, _ = openIndex(sf.seg.path(format.IndexExt))
+	}
+	if sf.idx == nil {
+		return 0, sf.seg.base
+	}
+	// An index kept open may have grown since (the active segment's):
+	// an answer at its last entry is checked against its size.
+	if e, i, ok, err := sf.idx.floor(target); err == nil && ok && i == sf.idx.n-1 && e.Offset < target {
+		sf.idx.refresh()
+	}
+	return seekWithIndex(sf.seg, lr, sf.idx, target)
+}
+
+// Close closes the files the partition keeps open between reads. Close
+// its iterators first. A Partition that is never closed keeps up to
+// maxOpenSegments segments open until it is garbage.
+func (p *Partition) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var first error
+	for _, sf := range p.open {
+		if err := p.forget(sf); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // OpenPartitionDir opens the partition directory dir for reading; name is
@@ -51,6 +180,16 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 	}
 	active := p.segs[len(p.segs)-1]
 	f, err := openRead(active.path(format.LogExt))
+	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
+		// A sweep rolled the active segment and deleted it since the
+		// segments were listed: list them again.
+		segs, lerr := listSegments(p.dir)
+		if lerr != nil || len(segs) == 0 {
+			break
+		}
+		p.segs, active = segs, segs[len(segs)-1]
+		f, err = openRead(active.path(format.LogExt))
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
@@ -72,15 +211,17 @@ type Record struct {
 }
 
 // Iterator reads a partition's records in offset order, in constant memory
-// (one record aside). It stops at the end of the data as it was when the
-// iterator was made: records appended later are not waited for.
+// (one record aside). It stops at the end of the data as it was when it
+// reached the partition's last segment: records appended later are not
+// waited for.
 type Iterator struct {
 	p      *Partition
 	segs   []segment
-	limit  int64 // size of the last segment when the iterator was made
+	limit  int64 // size of the last segment when the iterator reached it
 	from   uint64
 	i      int // current segment
-	f      file
+	sf     *segmentFiles
+	f      file // sf.log
 	lr     *logReader
 	pos    int64
 	next   uint64        // offset expected at pos
@@ -99,11 +240,6 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 		it.closed = true
 		return it, nil
 	}
-	fi, err := os.Stat(p.segs[len(p.segs)-1].path(format.LogExt))
-	if err != nil {
-		return nil, p.segmentGone(err, from)
-	}
-	it.limit = fi.Size()
 	// The last segment with base <= from holds from, or from is in a gap
 	// after it, or before all of them.
 	it.i = max(sort.Search(len(p.segs), func(i int) bool { return p.segs[i].base > from })-1, 0)
@@ -111,21 +247,41 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 		return nil, err
 	}
 	if from > it.segs[it.i].base {
-		it.pos, it.next = seekInSegment(it.segs[it.i], it.lr, from)
+		it.pos, it.next = it.sf.seek(it.lr, from)
 	}
 	return it, nil
 }
 
 func (it *Iterator) open() error {
 	seg := it.segs[it.i]
-	f, err := openRead(seg.path(format.LogExt))
+	sf, fi, err := it.p.acquire(seg)
 	if err != nil {
 		return it.p.segmentGone(err, max(it.from, seg.base))
 	}
-	it.f = osFile{f}
+	if it.i == len(it.segs)-1 {
+		if fi == nil {
+			if fi, err = sf.log.Stat(); err != nil {
+				it.p.release(sf)
+				return fmt.Errorf("read %s: %w", it.p.name, err)
+			}
+		}
+		it.limit = fi.Size()
+	}
+	it.release()
+	it.sf, it.f = sf, sf.log
 	it.lr = newLogReader(it.f)
 	it.pos, it.next = 0, seg.base
 	return nil
+}
+
+// release lets go of the current segment's files.
+func (it *Iterator) release() error {
+	if it.sf == nil {
+		return nil
+	}
+	err := it.p.release(it.sf)
+	it.sf, it.f = nil, nil
+	return err
 }
 
 // segmentGone turns a segment vanishing under a reader into the error
@@ -221,8 +377,7 @@ func (it *Iterator) endOfSegment(err error, last bool) bool {
 }
 
 func (it *Iterator) nextSegment() bool {
-	it.f.Close()
-	it.f = nil
+	it.release()
 	it.i++
 	seg := it.segs[it.i]
 	if seg.base < it.next {
@@ -299,10 +454,5 @@ func (it *Iterator) Err() error { return it.err }
 // Close releases the iterator's open file.
 func (it *Iterator) Close() error {
 	it.closed = true
-	if it.f != nil {
-		err := it.f.Close()
-		it.f = nil
-		return err
-	}
-	return nil
+	return it.release()
 }

@@ -282,6 +282,13 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	if err != nil {
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
 	}
+	// Leftovers go first, even from a topic without partitions: a copy
+	// into a new topic killed before placing its partition leaves just
+	// that, its build directory beside the settings it wrote.
+	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
+	if err != nil {
+		return tr, err
+	}
 	n, present, err := partitionDirs(tr.Dir)
 	if err != nil {
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
@@ -296,10 +303,6 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	// show none; settings that do not parse only lose that fallback.
 	st, _ := readSettings(filepath.Join(tr.Dir, settingsFile))
 
-	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
-	if err != nil {
-		return tr, err
-	}
 	if opts.Progress != nil {
 		opts.prog = &recProgress{fn: opts.Progress}
 		for p := range n {
@@ -479,7 +482,10 @@ func (s *Store) recPartitionLeftovers(dir, qdir string) ([]RecoverLeftover, erro
 	}
 	logs := map[uint64]bool{}
 	for _, e := range entries {
-		if base, ext, err := format.ParseSegmentName(e.Name()); err == nil && ext == format.LogExt && e.Type().IsRegular() {
+		// A .log that is not a regular file still keeps its index files:
+		// listing the segments fails on it, naming it, and what to do with
+		// it is for a person to decide.
+		if base, ext, err := format.ParseSegmentName(e.Name()); err == nil && ext == format.LogExt {
 			logs[base] = true
 		}
 	}
@@ -1606,7 +1612,9 @@ func recReadNote(path string) (QuarantineEntry, bool) {
 		return QuarantineEntry{}, false
 	}
 	var n quarantineNote
-	if err := json.Unmarshal(b, &n); err != nil || n.Data == "" || strings.ContainsRune(n.Data, filepath.Separator) {
+	// The data file lies beside the note: "." or ".." would make purge
+	// remove a directory of the quarantine instead.
+	if err := json.Unmarshal(b, &n); err != nil || n.Data == "" || n.Data == "." || n.Data == ".." || strings.ContainsRune(n.Data, filepath.Separator) {
 		return QuarantineEntry{}, false
 	}
 	e := QuarantineEntry{Note: path, Data: filepath.Join(filepath.Dir(path), n.Data), DataBytes: -1,

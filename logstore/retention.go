@@ -55,6 +55,12 @@ type RetentionOptions struct {
 	RetentionBytes int64
 	// Now is when the rules are evaluated; zero means the clock.
 	Now time.Time
+	// NowIsClock says Now is only the clock's reading as the sweep began
+	// (as a zero Now is). A timestamp after it is then in the future only
+	// if it is after the clock when its segment is judged too: a live
+	// writer appends records newer than Now while the sweep runs or waits
+	// for its lock.
+	NowIsClock bool
 	// DryRun decides and reports, and changes nothing.
 	DryRun bool
 	// LockWait is how long to retry the topic's maintenance lock: 0 means
@@ -216,7 +222,7 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 		return ts, fmt.Errorf("topic %s: %w (none given, none stored in %s)", topic, ErrNoRetention, settings)
 	}
 	if opts.Now.IsZero() {
-		opts.Now = time.Now()
+		opts.Now, opts.NowIsClock = time.Now(), true
 	}
 	ts.Now = opts.Now.UnixNano()
 	if ts.Retention > 0 {
@@ -400,7 +406,8 @@ func retNext(active retLook) (uint64, error) {
 // future reports whether, under a time rule, a segment is known to hold a
 // timestamp after now.
 func (sw *sweeper) future(ss *SegmentSweep) bool {
-	return sw.ts.Retention > 0 && ss.HasNewest && ss.Newest > sw.ts.Now
+	return sw.ts.Retention > 0 && ss.HasNewest && ss.Newest > sw.ts.Now &&
+		(!sw.opts.NowIsClock || ss.Newest > time.Now().UnixNano())
 }
 
 // retLookAt finds where a segment's valid data ends, scanning from its last

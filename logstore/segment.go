@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/seglog/seglog/format"
+	"golang.org/x/sys/unix"
 )
 
 // segment names one segment of a partition directory.
@@ -26,21 +28,68 @@ func (s segment) path(ext string) string {
 // listSegments returns the segments of a partition directory (those with a
 // .log file) sorted by base offset. Anything else in it is ignored.
 func listSegments(dir string) ([]segment, error) {
-	entries, err := os.ReadDir(dir)
+	return stableSegments(dir, func() ([]os.DirEntry, error) { return os.ReadDir(dir) })
+}
+
+// stableSegments lists a partition directory's segments with read, again
+// and again until two listings in a row agree. One listing is no snapshot:
+// readdir goes in hash order, so of the segments a writer creates while
+// the directory is read, one may be left out and a later one be in, and
+// the missing one would pass for a gap whose records readers skip. Every
+// segment the first listing could have missed was created before the
+// second began, so the second has it: one below the first's last segment
+// that the first lacks means the first was torn.
+func stableSegments(dir string, read func() ([]os.DirEntry, error)) ([]segment, error) {
+	entries, err := read()
 	if err != nil {
 		return nil, err
 	}
-	return segmentsIn(dir, entries), nil
+	segs, err := segmentsIn(dir, entries)
+	for tries := 0; err == nil && len(segs) > 0 && tries < maxOpenTries; tries++ {
+		if entries, err = read(); err != nil {
+			return nil, err
+		}
+		again, err := segmentsIn(dir, entries)
+		if err != nil || !tornListing(segs, again) {
+			return segs, err
+		}
+		segs = again
+	}
+	return segs, err
+}
+
+// tornListing reports whether later holds a segment below first's last
+// one that first lacks.
+func tornListing(first, later []segment) bool {
+	last, i := first[len(first)-1].base, 0
+	for _, s := range later {
+		if s.base >= last {
+			return false
+		}
+		for i < len(first) && first[i].base < s.base {
+			i++
+		}
+		if first[i].base != s.base {
+			return true
+		}
+	}
+	return false
 }
 
 // segmentsIn picks the segments of partition directory dir out of its
-// entries, sorted by base offset.
-func segmentsIn(dir string, entries []os.DirEntry) []segment {
+// entries, sorted by base offset. A segment's .log that is a directory (or
+// a pipe, socket or device) is an error: skipped, its offsets would pass
+// for a gap, and readers, copies and recover would go on without it.
+// Symbolic links are left to nofollow.go's rules.
+func segmentsIn(dir string, entries []os.DirEntry) ([]segment, error) {
 	var segs []segment
 	for _, e := range entries {
 		base, ext, err := format.ParseSegmentName(e.Name())
-		if err != nil || ext != format.LogExt || !e.Type().IsRegular() {
+		if err != nil || ext != format.LogExt || e.Type()&fs.ModeSymlink != 0 {
 			continue
+		}
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("segment %s is not a regular file (%s)", filepath.Join(dir, e.Name()), fileKind(e.Type()))
 		}
 		segs = append(segs, segment{dir: dir, base: base})
 	}
@@ -54,7 +103,22 @@ func segmentsIn(dir string, entries []os.DirEntry) []segment {
 		}
 		return 0
 	})
-	return segs
+	return segs, nil
+}
+
+// fileKind names a file type for messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }
 
 // logReader reads records of one .log file through a buffer of file bytes,
@@ -74,6 +138,15 @@ const (
 )
 
 func newLogReader(f file) *logReader { return &logReader{f: f, chunk: lookupChunk, size: -1} }
+
+// sequentialAdviser is a file that can tell the kernel it is being read
+// start to end: a scan then gets a larger read-ahead on a cold cache.
+type sequentialAdviser interface{ adviseSequential() }
+
+func (f osFile) adviseSequential() {
+	// Only a hint: an error changes nothing a reader sees.
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
+}
 
 // statSize asks the file's size (a writer may have appended since last time).
 func (r *logReader) statSize() (int64, error) {
@@ -96,7 +169,8 @@ func (r *logReader) holds(end int64) (bool, error) {
 }
 
 // window returns file bytes [pos, pos+n), or format.ErrShort when the file
-// ends before pos+n. It never allocates more than the bytes the file holds.
+// ends before pos+n. It never allocates more than a page or the bytes the
+// file holds.
 func (r *logReader) window(pos, n int64) ([]byte, error) {
 	if pos < 0 || n < 0 || pos > math.MaxInt64-n {
 		return nil, format.ErrShort // a position from a lying index, past any file
@@ -107,11 +181,14 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	want := max(n, int64(r.chunk))
 	if int64(cap(r.buf)) < want {
 		// Size a bigger buffer by what the file really holds: a corrupt
-		// size field must not make us allocate more than that.
-		if ok, err := r.holds(pos + n); err != nil || !ok {
-			return nil, cmp.Or(err, format.ErrShort)
+		// size field must not make us allocate more than that. A page is
+		// allocated without asking, so a point lookup needs no fstat.
+		if want > lookupChunk {
+			if ok, err := r.holds(pos + n); err != nil || !ok {
+				return nil, cmp.Or(err, format.ErrShort)
+			}
+			want = max(n, min(want, r.size-pos))
 		}
-		want = max(n, min(want, r.size-pos))
 		if int64(cap(r.buf)) < want {
 			r.buf = make([]byte, want)
 		}
@@ -119,6 +196,11 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	want = min(want, int64(cap(r.buf)))
 	r.buf = r.buf[:want]
 	// Reads grow from a page (point lookups) to scanChunk (long scans).
+	if r.chunk < scanChunk && 2*r.chunk >= scanChunk {
+		if a, ok := r.f.(sequentialAdviser); ok {
+			a.adviseSequential()
+		}
+	}
 	r.chunk = min(2*r.chunk, scanChunk)
 	m, err := r.f.ReadAt(r.buf, pos)
 	r.buf, r.bufPos = r.buf[:m], pos
@@ -214,6 +296,15 @@ func isIOError(err error) bool {
 type indexReader struct {
 	f file
 	n int64 // whole entries; a partial last entry is ignored
+	// The entries the last read returned, so that a search's answer is
+	// not read twice.
+	seen    [2]format.IndexEntry
+	seenAt  int64 // entry number of seen[0]; -1 for none
+	seenLen int64
+	// The first and last entries, which every search starts from, for an
+	// index kept open between searches; endsN is the n they were read at.
+	ends  [2]format.IndexEntry
+	endsN int64
 }
 
 func openIndex(path string) (*indexReader, error) {
@@ -226,21 +317,63 @@ func openIndex(path string) (*indexReader, error) {
 		f.Close()
 		return nil, err
 	}
-	return &indexReader{f: osFile{f}, n: fi.Size() / format.IndexEntryLen}, nil
+	return &indexReader{f: osFile{f}, n: fi.Size() / format.IndexEntryLen, seenAt: -1}, nil
 }
 
 // pair reads entry i: an offset and the position (.index) or timestamp
 // (.timeindex) beside it.
 func (x *indexReader) pair(i int64) (uint64, int64, error) {
-	var b [format.IndexEntryLen]byte
-	if _, err := x.f.ReadAt(b[:], i*format.IndexEntryLen); err != nil {
-		if errors.Is(err, io.EOF) {
-			return 0, 0, format.ErrShort
-		}
-		return 0, 0, err
-	}
-	e, err := format.ParseIndexEntry(b[:])
+	e, _, err := x.read(i, 1)
 	return e.Offset, e.Pos, err
+}
+
+// read returns entry i and, when n is 2, entry i+1, with one pread.
+func (x *indexReader) read(i, n int64) (format.IndexEntry, format.IndexEntry, error) {
+	if x.seenAt >= 0 && i >= x.seenAt && i+n <= x.seenAt+x.seenLen {
+		return x.seen[i-x.seenAt], x.seen[min(i+1-x.seenAt, 1)], nil
+	}
+	var b [2 * format.IndexEntryLen]byte
+	if _, err := x.f.ReadAt(b[:n*format.IndexEntryLen], i*format.IndexEntryLen); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = format.ErrShort
+		}
+		return format.IndexEntry{}, format.IndexEntry{}, err
+	}
+	x.seenAt = -1
+	for k := range n {
+		e, err := format.ParseIndexEntry(b[k*format.IndexEntryLen:])
+		if err != nil {
+			return format.IndexEntry{}, format.IndexEntry{}, err
+		}
+		x.seen[k] = e
+	}
+	x.seenAt, x.seenLen = i, n
+	return x.seen[0], x.seen[n-1], nil
+}
+
+// firstAndLast returns the first and last entries, read once per size.
+func (x *indexReader) firstAndLast() (first, last format.IndexEntry, err error) {
+	if x.endsN != x.n {
+		if x.ends[0], _, err = x.read(0, 1); err == nil {
+			x.ends[1], _, err = x.read(x.n-1, 1)
+		}
+		if err != nil {
+			return first, last, err
+		}
+		x.endsN = x.n
+	}
+	return x.ends[0], x.ends[1], nil
+}
+
+// refresh takes in entries appended since the index was opened, and
+// reports whether there are any.
+func (x *indexReader) refresh() bool {
+	fi, err := x.f.Stat()
+	if err != nil || fi.Size()/format.IndexEntryLen <= x.n {
+		return false
+	}
+	x.n = fi.Size() / format.IndexEntryLen
+	return true
 }
 
 func (x *indexReader) entry(i int64) (format.IndexEntry, error) {
@@ -262,17 +395,17 @@ func (x *indexReader) floorBy(target uint64, key func(offset uint64, v int64) ui
 	if x.n == 0 {
 		return 0, false, nil
 	}
-	read := func(i int64) (uint64, error) {
-		o, v, err := x.pair(i)
-		return key(o, v), err
+	readTwo := func(i int64) (uint64, uint64, error) {
+		a, b, err := x.read(i, 2)
+		return key(a.Offset, a.Pos), key(b.Offset, b.Pos), err
 	}
-	lo, err := read(0)
-	if err != nil || lo > target {
-		return 0, false, err
-	}
-	hi, err := read(x.n - 1)
+	first, last, err := x.firstAndLast()
 	if err != nil {
 		return 0, false, err
+	}
+	lo, hi := key(first.Offset, first.Pos), key(last.Offset, last.Pos)
+	if lo > target {
+		return 0, false, nil
 	}
 	if hi < lo {
 		return 0, false, errUnsorted
@@ -291,14 +424,18 @@ func (x *indexReader) floorBy(target uint64, key func(offset uint64, v int64) ui
 			mid = loI + (hiI-loI)/2
 		}
 		mid = min(max(mid, loI+1), hiI-1)
-		m, err := read(mid)
+		// Entries mid and mid+1 in one read: when they straddle target
+		// (an exact interpolation step does that) the search is over.
+		m, next, err := readTwo(mid)
 		switch {
 		case err != nil:
 			return 0, false, err
-		case m < lo || m > hi:
+		case m < lo || m > hi || next < m || next > hi:
 			return 0, false, errUnsorted
+		case m <= target && target < next:
+			return mid, true, nil
 		case m <= target:
-			loI, lo = mid, m
+			loI, lo = mid+1, next
 		default:
 			hiI, hi = mid, m
 		}
@@ -331,6 +468,11 @@ func seekInSegment(seg segment, lr *logReader, target uint64) (int64, uint64) {
 		return 0, seg.base
 	}
 	defer x.Close()
+	return seekWithIndex(seg, lr, x, target)
+}
+
+// seekWithIndex is seekInSegment with seg's .index open as x.
+func seekWithIndex(seg segment, lr *logReader, x *indexReader, target uint64) (int64, uint64) {
 	e, _, ok, err := x.floor(target)
 	if err != nil || !ok || e.Offset < seg.base || e.Pos < 0 {
 		return 0, seg.base

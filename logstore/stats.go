@@ -1,7 +1,9 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/seglog/seglog/format"
 )
@@ -24,16 +26,37 @@ type PartitionStats struct {
 // Damage before a segment's last index entry that checks out goes unseen
 // here; verify-crc is for that.
 func (p *Partition) Stats() (PartitionStats, error) {
-	st := PartitionStats{Segments: len(p.segs), WriterPid: WriterPid(p.dir)}
-	if len(p.segs) == 0 {
+	pid := WriterPid(p.dir)
+	segs := p.segs
+	for tries := 0; ; tries++ {
+		st, err := segmentStats(segs)
+		st.WriterPid = pid
+		if !errors.Is(err, fs.ErrNotExist) || tries == maxOpenTries {
+			if err != nil {
+				err = fmt.Errorf("%s: %w", p.name, err)
+			}
+			return st, err
+		}
+		// A sweep deleted a segment since they were listed: describe what
+		// is there now.
+		if segs, err = listSegments(p.dir); err != nil {
+			return st, fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+}
+
+// segmentStats describes a partition made of segs.
+func segmentStats(segs []segment) (PartitionStats, error) {
+	st := PartitionStats{Segments: len(segs)}
+	if len(segs) == 0 {
 		return st, nil
 	}
-	st.Start = p.segs[0].base
+	st.Start = segs[0].base
 	st.Next = st.Start
-	for i, seg := range p.segs {
-		end, first, err := summarize(seg, i == len(p.segs)-1, st.Records == 0)
+	for i, seg := range segs {
+		end, first, err := summarize(seg, i == len(segs)-1, st.Records == 0)
 		if err != nil {
-			return st, fmt.Errorf("%s: %w", p.name, err)
+			return st, err
 		}
 		st.Bytes += end.Size
 		st.Next = max(st.Next, end.Next)

@@ -68,7 +68,7 @@ type Store struct {
 }
 
 // Open returns the store at dir. Nothing is read until used.
-func Open(dir string) *Store { return &Store{dir: dir, fs: osFS{}} }
+func Open(dir string) *Store { return &Store{dir: dir, fs: osFS{root: dir}} }
 
 // Dir is the data directory.
 func (s *Store) Dir() string { return s.dir }

@@ -486,7 +486,7 @@ func verifySegment(job *verifyJob, rg *verifyRange, sh *verifyShared, buf []byte
 	s.ix.findings.close(job.name, s.ix.path)
 	s.tx.findings.close(job.name, s.tx.path)
 	if err != nil && !errors.Is(err, errVerifyStopped) && res.err == nil {
-		res.err = fmt.Errorf("verify %s: %w", s.path, err)
+		res.err = fmt.Errorf("verify %s: %w", s.path, pathErrCause(err, s.path))
 	}
 	return res
 }
@@ -1207,7 +1207,7 @@ func (x *verifyIndex) ioErr(err error) {
 		x.f = nil
 	}
 	if x.s.res.err == nil {
-		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, err)
+		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, pathErrCause(err, x.path))
 	}
 }
 

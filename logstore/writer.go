@@ -65,6 +65,7 @@ type Writer struct {
 	lastTS         int64  // of the partition's last record
 	next           uint64 // offset the next Append gets
 	written        uint64 // offset after the last record in the file
+	durable        uint64 // offset after the last record synced to disk
 	writeback      int64  // .log bytes below this were handed to writeback
 	logBuf         []byte
 	idxBuf         []byte
@@ -133,6 +134,13 @@ func (w *Writer) openActive(dir string) error {
 		if err := createSegmentFiles(w.fs, segs[0], w.opts.Sync != SyncNever); err != nil {
 			return err
 		}
+	} else if w.opts.Sync != SyncNever {
+		// A writer that did not sync (--sync never, a crash) may have left
+		// the active segment's directory entry unsynced: records this one
+		// syncs and acknowledges must not vanish with the entry.
+		if err := w.fs.SyncDir(dir); err != nil {
+			return err
+		}
 	}
 	w.seg = segs[len(segs)-1]
 	if err := w.openSegmentFiles(); err != nil {
@@ -154,6 +162,7 @@ func (w *Writer) openActive(dir string) error {
 		}
 	}
 	w.logSize, w.next, w.written, w.writeback = end.Pos, end.Next, end.Next, end.Pos
+	w.durable = end.Next
 	w.count = end.Next - w.seg.base
 	w.lastTS = end.LastTS
 	if w.count > 0 {
@@ -262,6 +271,15 @@ func (w *Writer) NextOffset() uint64 { return w.next }
 // Written is the offset after the last record that reached the file.
 func (w *Writer) Written() uint64 { return w.written }
 
+// Durable is the offset after the last record this writer knows to be on
+// disk: its segment's files fdatasync'd after it was written (under
+// SyncBatch after every batch, under SyncExit at a roll and on Close, under
+// SyncNever never), and the segment's directory entry synced (when the
+// writer created it, or opened it as the active one). It starts at the
+// offset the writer opened at. An acknowledgement given for a record this
+// writer appended below it survives a power cut.
+func (w *Writer) Durable() uint64 { return w.durable }
+
 // Append buffers a record with timestamp max(ts, the last one) and returns
 // its offset. It rolls the segment first when the record would push it
 // past the segment size or the segment's first record is older than the
@@ -369,7 +387,8 @@ func (w *Writer) failedWrite(n int, werr error) error {
 		records++
 	}
 	first := w.written
-	msg := fmt.Sprintf("write %s: %v", w.log.Name(), werr)
+	cause := pathErrCause(werr, w.log.Name())
+	msg := fmt.Sprintf("write %s: %v", w.log.Name(), cause)
 	if err := w.log.Truncate(w.logSize + kept); err != nil {
 		return fmt.Errorf("%s; cutting the partial record back also failed: %v (run 'seglog recover %s')", msg, err, w.topic)
 	}
@@ -379,7 +398,18 @@ func (w *Writer) failedWrite(n int, werr error) error {
 		_ = appendAll(w.idx, entriesBefore(w.idxBuf, w.written), &w.idxSize)
 		_ = appendAll(w.tidx, entriesBefore(w.tidxBuf, w.written), &w.tidxSize)
 	}
-	return fmt.Errorf("%s (%s holds offsets up to %d; nothing partial was left behind): %w", msg, w.name, int64(w.written)-1, werr)
+	return fmt.Errorf("write %s: %w (%s holds offsets up to %d; nothing partial was left behind)", w.log.Name(), cause, w.name, int64(w.written)-1)
+}
+
+// pathErrCause is what went wrong in err, without the operation and path
+// of an *os.PathError on path: the messages that use it name path
+// themselves, and saying it twice reads badly.
+func pathErrCause(err error, path string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
 }
 
 // entriesBefore returns the leading index entries of buf whose offsets are
@@ -402,7 +432,7 @@ func appendAll(f file, b []byte, size *int64) error {
 	}
 	if _, err := f.Write(b); err != nil {
 		_ = f.Truncate(*size)
-		return fmt.Errorf("write %s: %w", f.Name(), err)
+		return fmt.Errorf("write %s: %w", f.Name(), pathErrCause(err, f.Name()))
 	}
 	*size += int64(len(b))
 	return nil
@@ -429,6 +459,7 @@ func (w *Writer) sync() error {
 			return w.fail(err)
 		}
 	}
+	w.durable = w.written
 	return nil
 }
 
