@@ -392,17 +392,23 @@ func tailGone(e *env, tp *tailPart, err error) bool {
 	if !errors.As(err, &gone) {
 		return false
 	}
+	start := gone.Start
 	if p, err := tp.ref.open(); err == nil {
 		tp.p.Close()
 		tp.p = p
+		// More may have gone since: start where the partition starts now,
+		// as Read would pass over offsets below its first segment silently.
+		if s, _, err := p.Bounds(); err == nil {
+			start = max(start, s)
+		}
 	}
 	switch {
-	case gone.Start == gone.Offset+1:
-		e.warn("offset %d of %s was removed by retention before it was read; going on at %d", gone.Offset, gone.Partition, gone.Start)
-	case gone.Start > gone.Offset:
-		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", gone.Offset, gone.Start-1, gone.Partition, gone.Start)
+	case start == gone.Offset+1:
+		e.warn("offset %d of %s was removed by retention before it was read; going on at %d", gone.Offset, gone.Partition, start)
+	case start > gone.Offset:
+		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", gone.Offset, start-1, gone.Partition, start)
 	}
-	tp.from = max(tp.from, gone.Start)
+	tp.from = max(tp.from, start)
 	return true
 }
 
