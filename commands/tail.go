@@ -157,6 +157,9 @@ func tailOpen(ctx context.Context, e *env, o tailOptions) ([]*tailPart, error) {
 		if !o.retry || !errors.Is(err, logstore.ErrTopicNotFound) && !errors.Is(err, logstore.ErrPartitionNotFound) {
 			return nil, err
 		}
+		if !waited {
+			e.warn("%s; waiting for it to appear (-F)", errorLine(err))
+		}
 		select {
 		case <-ctx.Done():
 			return nil, nil

@@ -180,7 +180,9 @@ func TestTailMissingTopic(t *testing.T) {
 	}
 	// -F waits for it.
 	tail := startTail(t, dir, "-F", "later", "-n", "0", "--count", "2")
-	time.Sleep(300 * time.Millisecond)
+	eventually(t, 10*time.Second, "tail -F to say it waits for the topic", func() bool {
+		return strings.Contains(tail.stderr.String(), "waiting for it to appear")
+	})
 	mustRun(t, dir, "x\ny\n", "append", "later", "--create")
 	if code := tail.wait(t, 10*time.Second); code != 0 {
 		t.Fatalf("tail -F exited %d: %s", code, tail.stderr)
