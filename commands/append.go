@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -297,14 +298,15 @@ func (a *appender) pump() error {
 	free <- make([]byte, readSize)
 	free <- make([]byte, readSize)
 	chunks := make(chan readResult, 1)
-	go readInput(a.e.stdin, free, chunks, done)
+	var state atomic.Int32
+	go readInput(a.e.stdin, free, chunks, done, &state)
 
 	for {
 		var r readResult
 		select {
 		case r = <-chunks:
 		case <-sigs:
-			return a.framer.finish(a.add)
+			return a.stopped(chunks, &state)
 		default:
 			if err := a.flush(); err != nil {
 				return err
@@ -312,7 +314,7 @@ func (a *appender) pump() error {
 			select {
 			case r = <-chunks:
 			case <-sigs:
-				return a.framer.finish(a.add)
+				return a.stopped(chunks, &state)
 			}
 		}
 		// Records read together share one clock reading (SPEC §4).
@@ -333,7 +335,15 @@ func (a *appender) pump() error {
 	}
 }
 
-func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-chan struct{}) {
+// What readInput is doing, for stopped.
+const (
+	inputIdle    int32 = iota // between reads
+	inputReading              // in a read of stdin
+	inputHolding              // read a chunk, handing it over
+	inputStopped              // stopped by a signal: no more reads
+)
+
+func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-chan struct{}, state *atomic.Int32) {
 	for {
 		var buf []byte
 		select {
@@ -341,18 +351,64 @@ func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-c
 		case <-done:
 			return
 		}
+		if !state.CompareAndSwap(inputIdle, inputReading) {
+			return // stopped
+		}
 		var n int
 		var err error
 		for n == 0 && err == nil {
 			n, err = in.Read(buf)
 		}
+		state.Store(inputHolding)
 		select {
 		case out <- readResult{buf: buf[:n], err: err}:
 		case <-done:
 			return
 		}
+		state.Store(inputIdle)
 		if err != nil {
 			return
+		}
+	}
+}
+
+// stopped ends pump on a signal. Everything read from stdin is appended
+// (SPEC §4), chunks handed over or being handed over included, then a
+// final partial line; no read starts after it. A read under way is waited
+// for when stdin is a regular file (it ends at once); from a pipe or a
+// terminal it may wait for input forever, and what it has not returned
+// was not read.
+func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error {
+	for {
+		var r readResult
+		select {
+		case r = <-chunks:
+		default:
+			st := state.Load()
+			switch {
+			case st == inputHolding || st == inputReading && a.size > 0:
+				r = <-chunks
+			case st == inputIdle && !state.CompareAndSwap(inputIdle, inputStopped):
+				continue // it moved on meanwhile: look again
+			default:
+				// Stopped now, or in a read that may wait forever. A
+				// chunk handed over just before is in the channel.
+				select {
+				case r = <-chunks:
+				default:
+					return a.framer.finish(a.add)
+				}
+			}
+		}
+		a.ts = time.Now().UnixNano()
+		if err := a.framer.feed(r.buf, a.add); err != nil {
+			return err
+		}
+		if errors.Is(r.err, io.EOF) {
+			return a.framer.finish(a.add)
+		}
+		if r.err != nil {
+			return fmt.Errorf("read stdin: %w", r.err)
 		}
 	}
 }

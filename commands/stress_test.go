@@ -840,6 +840,7 @@ func (s *stress) foreignRecord(w *stressWriter, p int, pdir string, rng *rand.Ra
 	if err != nil {
 		return err
 	}
+	defer part.Close()
 	st, err := part.Stats()
 	if err != nil {
 		return err
@@ -1816,25 +1817,41 @@ func TestStressViewsBesideSweep(t *testing.T) {
 // runs, one may be missing and a later one present. Taken as it came, the
 // missing segment passed for a gap: read skipped its records without a
 // word, describe counted too few. Every listing must be contiguous here.
+// Each round writes at most 24,000 records (some 4,000 segments), then
+// its topic is removed; long mode runs 20 rounds.
 func TestStressListingBesideRolls(t *testing.T) {
-	d := 3 * time.Second
+	rounds := 1
 	if longMode() {
-		d = time.Minute
+		rounds = 20
 	}
 	dir := filepath.Join(t.TempDir(), "data")
 	store := logstore.Open(dir)
-	if err := store.CreateTopic("t", 1, logstore.Settings{SegmentBytes: 256}); err != nil {
+	listings, records := 0, 0
+	for round := range rounds {
+		l, r := stressListingRound(t, store, fmt.Sprintf("t%d", round), 3*time.Second, 24000)
+		listings, records = listings+l, records+r
+		if err := os.RemoveAll(filepath.Join(dir, fmt.Sprintf("t%d", round))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d rounds, %d listings beside a writer rolling every few records, %d records read", rounds, listings, records)
+}
+
+// stressListingRound lists a new topic's partition for d (or until the
+// writer has written limit records), checking each listing.
+func stressListingRound(t *testing.T, store *logstore.Store, topic string, d time.Duration, limit int) (listings, records int) {
+	t.Helper()
+	if err := store.CreateTopic(topic, 1, logstore.Settings{SegmentBytes: 256}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := store.OpenWriter("t", 0, logstore.WriterOptions{Sync: logstore.SyncNever})
+	w, err := store.OpenWriter(topic, 0, logstore.WriterOptions{Sync: logstore.SyncNever})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	writerDone := make(chan error, 1)
+	stop, writerDone := make(chan struct{}), make(chan error, 1)
 	go func() {
 		// Small records, flushed one by one: a roll every few records.
-		for i := 0; ; i++ {
+		for i := 0; i < limit; i++ {
 			select {
 			case <-stop:
 				writerDone <- w.Close()
@@ -1850,17 +1867,28 @@ func TestStressListingBesideRolls(t *testing.T) {
 				return
 			}
 		}
+		writerDone <- w.Close()
 	}()
+	var werr error
+	writing := true
 	defer func() {
 		close(stop)
-		if err := <-writerDone; err != nil {
-			t.Errorf("writer: %v", err)
+		if writing {
+			werr = <-writerDone
+		}
+		if werr != nil {
+			t.Errorf("writer: %v", werr)
 		}
 	}()
-	pdir := filepath.Join(dir, "t", "0")
-	listings, records := 0, 0
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); listings++ {
-		p, err := logstore.OpenPartitionDir(pdir, "t/0")
+	pdir := store.PartitionDir(topic, 0)
+	name := topic + "/0"
+	for deadline := time.Now().Add(d); writing && time.Now().Before(deadline); listings++ {
+		select {
+		case werr = <-writerDone:
+			writing = false
+		default:
+		}
+		p, err := logstore.OpenPartitionDir(pdir, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1869,17 +1897,19 @@ func TestStressListingBesideRolls(t *testing.T) {
 			t.Fatal(err)
 		}
 		if st.Start != 0 || st.Records != st.Next {
-			t.Fatalf("listing %d: describe's figures: %d records from offset %d to %d, want %d (no gaps here)", listings, st.Records, st.Start, st.Next, st.Next)
+			t.Fatalf("%s, listing %d: describe's figures: %d records from offset %d to %d, want %d (no gaps here)", name, listings, st.Records, st.Start, st.Next, st.Next)
 		}
-		it, err := p.Read(0)
+		// A listing can only miss segments made while it ran: the newest.
+		from := st.Next - min(st.Next, 3000)
+		it, err := p.Read(from)
 		if err != nil {
 			t.Fatal(err)
 		}
-		next := uint64(0)
+		next := from
 		for it.Next() {
 			if off := it.Record().Offset; off != next {
 				it.Close()
-				t.Fatalf("listing %d: read went from offset %d to %d, skipping records that are there", listings, next-1, off)
+				t.Fatalf("%s, listing %d: read went from offset %d to %d, skipping records that are there", name, listings, next-1, off)
 			}
 			next++
 		}
@@ -1887,10 +1917,88 @@ func TestStressListingBesideRolls(t *testing.T) {
 			t.Fatal(err)
 		}
 		it.Close()
+		p.Close()
 		if next < st.Next {
-			t.Fatalf("listing %d: read ended at offset %d; the partition held %d..%d", listings, next, 0, st.Next-1)
+			t.Fatalf("%s, listing %d: read ended at offset %d; the partition held %d..%d", name, listings, next, from, st.Next-1)
 		}
-		records += int(next)
+		records += int(next - from)
 	}
-	t.Logf("%d listings beside a writer rolling every few records, %d records read", listings, records)
+	return listings, records
+}
+
+// TestStressAppendSIGTERMKeepsWhatItRead: SIGTERM stops append part-way
+// through a long stdin; it must append everything it has read (SPEC §4),
+// a final partial line as a message, and nothing more. Stdin is a file
+// whose offset append shares with the test, so the test knows exactly
+// what was read.
+func TestStressAppendSIGTERMKeepsWhatItRead(t *testing.T) {
+	pad := strings.Repeat("x", 50)
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t")
+	in := filepath.Join(t.TempDir(), "in")
+	// Far more than append reads ahead (two 1 MiB chunks).
+	var data []byte
+	for i := 0; len(data) < 24<<20; i++ {
+		data = append(strconv.AppendInt(append(data, "line-"...), int64(i), 10), '-')
+		data = append(append(data, pad[:i%50]...), '\n')
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(seglogBin(t), "-d", dir, "append", "t", "--sync", "never", "--json")
+	cmd.Stdin = f
+	stderr := new(stressBuffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	// Part-way: some of stdin read, not all.
+	eventually(t, time.Minute, "append to read 3 MiB of its stdin", func() bool {
+		pos, err := f.Seek(0, io.SeekCurrent)
+		return err == nil && pos >= 3<<20
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("append still running a minute after SIGTERM; stderr:\n%s", stderr)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("append after SIGTERM: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	read, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read == int64(len(data)) {
+		t.Skipf("append read all %d bytes before SIGTERM came: nothing to check", read)
+	}
+	want := bytes.Count(data[:read], []byte("\n"))
+	if read > 0 && data[read-1] != '\n' {
+		want++ // the partial line it read
+	}
+	var sum struct {
+		Records int `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(stderr.String()), &sum); err != nil {
+		t.Fatalf("summary: %v; stderr:\n%s", err, stderr)
+	}
+	if sum.Records != want {
+		t.Errorf("append read %d bytes of stdin (%d messages) before SIGTERM, and appended %d: what it read and did not append is lost", read, want, sum.Records)
+	}
+	wantBytes := data[:read]
+	if read > 0 && data[read-1] != '\n' {
+		wantBytes = append(slices.Clip(wantBytes), '\n')
+	}
+	if got := mustRun(t, dir, "", "read", "t").stdout; got != string(wantBytes) {
+		t.Errorf("the topic holds %d bytes of values, want the %d bytes append read, in order", len(got), len(wantBytes))
+	}
 }
