@@ -196,9 +196,12 @@ func (gt *groupTracker) start(partition int, fallback, start, next uint64) uint6
 // printed to output (or skipped, filtered out): next is committed once
 // what output holds now has got through.
 func (gt *groupTracker) advance(partition int, next uint64) {
-	if gt.g == nil {
-		return
+	if gt.g != nil { // kept apart so that ungrouped reads pay no call per record
+		gt.advanceGrouped(partition, next)
 	}
+}
+
+func (gt *groupTracker) advanceGrouped(partition int, next uint64) {
 	gt.advances++
 	gt.advanced = true
 	end := gt.cw.n + int64(gt.out.Buffered())
@@ -239,9 +242,13 @@ func (gt *groupTracker) settle() {
 // since the last commit. An error (the output's or the commit's) should
 // end the command; finish still commits what got out.
 func (gt *groupTracker) maybeCommit() error {
-	if gt.g == nil {
+	if gt.g == nil { // kept apart so that ungrouped reads pay no call per record
 		return nil
 	}
+	return gt.maybeCommitGrouped()
+}
+
+func (gt *groupTracker) maybeCommitGrouped() error {
 	// In a run of records, the clock is read every checkEvery records or
 	// when output went out; a call with no record since the last one (a
 	// follower waking up with nothing new) always reads it.

@@ -232,6 +232,10 @@ type Iterator struct {
 	closed bool
 }
 
+// scanReadAhead lets iterators read and check ahead on a second goroutine
+// (readAhead); tests turn it off to compare.
+var scanReadAhead = true
+
 // Read returns an iterator over records with offsets >= from. Offsets in a
 // gap between segments are skipped.
 func (p *Partition) Read(from uint64) (*Iterator, error) {
@@ -270,6 +274,7 @@ func (it *Iterator) open() error {
 	it.release()
 	it.sf, it.f = sf, sf.log
 	it.lr = newLogReader(it.f)
+	it.lr.scan = scanReadAhead
 	it.pos, it.next = 0, seg.base
 	return nil
 }
@@ -279,6 +284,7 @@ func (it *Iterator) release() error {
 	if it.sf == nil {
 		return nil
 	}
+	it.lr.stopAhead()
 	err := it.p.release(it.sf)
 	it.sf, it.f = nil, nil
 	return err

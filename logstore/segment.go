@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/seglog/seglog/format"
@@ -130,6 +131,13 @@ type logReader struct {
 	bufPos int64
 	chunk  int   // how much to read next time
 	size   int64 // the file's size when last asked, -1 before
+
+	// A scan may have a second goroutine read and check ahead of it.
+	scan    bool       // a long scan may start one
+	ahead   *readAhead // running
+	pooled  bool       // buf is one of ahead's
+	checked int64      // records of buf from bufPos up to here passed Verify ...
+	vnext   int64      // ... and this is the next of them the scan will meet
 }
 
 const (
@@ -137,7 +145,9 @@ const (
 	lookupChunk = 4 << 10   // a point lookup: most records fit in one page
 )
 
-func newLogReader(f file) *logReader { return &logReader{f: f, chunk: lookupChunk, size: -1} }
+func newLogReader(f file) *logReader {
+	return &logReader{f: f, chunk: lookupChunk, size: -1, checked: -1}
+}
 
 // sequentialAdviser is a file that can tell the kernel it is being read
 // start to end: a scan then gets a larger read-ahead on a cold cache.
@@ -178,6 +188,10 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	if pos >= r.bufPos && pos+n <= r.bufPos+int64(len(r.buf)) {
 		return r.buf[pos-r.bufPos : pos-r.bufPos+n], nil
 	}
+	if b, ok := r.fromAhead(pos, n); ok {
+		return b, nil
+	}
+	r.checked = -1
 	want := max(n, int64(r.chunk))
 	if int64(cap(r.buf)) < want {
 		// Size a bigger buffer by what the file really holds: a corrupt
@@ -223,7 +237,7 @@ func (r *logReader) record(pos int64) (format.Header, []byte, error) {
 		b := r.buf[i:]
 		h, err := format.ParseHeader(b)
 		if err == nil {
-			err = h.Verify(b)
+			err = r.verify(pos, &h, b)
 		}
 		if err != format.ErrShort {
 			return h, b, err
@@ -241,7 +255,51 @@ func (r *logReader) record(pos int64) (format.Header, []byte, error) {
 	if err != nil {
 		return h, nil, err
 	}
-	return h, b, h.Verify(b)
+	return h, b, r.verify(pos, &h, b)
+}
+
+// verify is h.Verify(b) for the record at pos, unless the read-ahead has
+// checked that very record already.
+func (r *logReader) verify(pos int64, h *format.Header, b []byte) error {
+	if end := pos + h.RecordLen(); pos == r.vnext && end <= r.checked {
+		r.vnext = end
+		return nil
+	}
+	return h.Verify(b)
+}
+
+// fromAhead serves window(pos, n) from the read-ahead, starting one when a
+// scan has got going. false: read here, as without one; a read-ahead that
+// went astray (a seek, damage, a record bigger than its chunks) is stopped
+// and not started again for this file.
+func (r *logReader) fromAhead(pos, n int64) ([]byte, bool) {
+	if r.ahead == nil {
+		if !r.scan || r.chunk < scanChunk || n > aheadChunkSize || runtime.GOMAXPROCS(0) < 2 {
+			return nil, false
+		}
+		r.ahead = startReadAhead(r.f, pos)
+	}
+	c, ok := r.ahead.next(pos, n)
+	if !ok {
+		r.stopAhead()
+		return nil, false
+	}
+	if r.pooled {
+		r.ahead.release(r.buf)
+	}
+	r.buf, r.bufPos, r.pooled = c.buf, c.pos, true
+	r.checked, r.vnext = c.checked, c.pos
+	return r.buf[:n], true
+}
+
+// stopAhead stops the read-ahead, if any, for good: buf is the reader's
+// own again.
+func (r *logReader) stopAhead() {
+	if r.ahead != nil {
+		r.ahead.stop()
+		r.ahead = nil
+	}
+	r.scan, r.pooled = false, false
 }
 
 // header decodes only the header at pos.

@@ -1,0 +1,138 @@
+package logstore
+
+import (
+	"sync"
+
+	"github.com/seglog/seglog/format"
+)
+
+// A scan of small records is bound by per-record CPU work, and the CRC is
+// the largest part of it. readAhead moves the reading and the CRC checks
+// to a second goroutine (on a second core): it reads the segment ahead of
+// the scan in chunks that end where a record ends, and checks every whole
+// record in them, so the scanning goroutine only parses headers and hands
+// records on. What it checked is only a shortcut: a record it did not
+// check, or a position it did not see as a record start, is checked by
+// the scan as before, so damage is found and reported the same way.
+type readAhead struct {
+	chunks chan aheadChunk // read and checked, in file order
+	free   chan []byte     // buffers the scan has finished with
+	quit   chan struct{}
+	done   chan struct{}
+}
+
+// aheadChunk is file bytes [pos, pos+len(buf)), the records of which from
+// pos up to checked (each record's end) passed every check Verify makes.
+type aheadChunk struct {
+	pos     int64
+	buf     []byte
+	checked int64
+}
+
+const (
+	aheadBuffers = 3 // one the scan reads, two the reader fills ahead
+	// Chunks larger than a scan's own: each hand-over between the
+	// goroutines may cost a wake-up of the other, some microseconds.
+	aheadChunkSize = 1 << 20
+)
+
+// aheadPool keeps chunk buffers from one segment's scan to the next.
+var aheadPool = sync.Pool{New: func() any { return make([]byte, aheadChunkSize) }}
+
+// startReadAhead starts reading f from pos, a record start, on.
+func startReadAhead(f file, pos int64) *readAhead {
+	a := &readAhead{
+		chunks: make(chan aheadChunk, aheadBuffers),
+		free:   make(chan []byte, aheadBuffers),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	for range aheadBuffers {
+		a.free <- aheadPool.Get().([]byte)
+	}
+	go a.run(f, pos)
+	return a
+}
+
+// run reads and checks chunks until the file ends, a record fails a check
+// or does not fit in a chunk (the scan takes over from there), or stop.
+func (a *readAhead) run(f file, pos int64) {
+	defer close(a.done)
+	defer close(a.chunks)
+	for {
+		var buf []byte
+		select {
+		case <-a.quit:
+			return
+		default:
+		}
+		select {
+		case buf = <-a.free:
+		case <-a.quit:
+			return
+		}
+		m, err := f.ReadAt(buf[:cap(buf)], pos)
+		buf = buf[:m]
+		end := checkedPrefix(buf)
+		a.chunks <- aheadChunk{pos: pos, buf: buf, checked: pos + int64(end)}
+		if err != nil || end == 0 || end < m && !wholeTail(buf[end:]) {
+			return
+		}
+		pos += int64(end)
+	}
+}
+
+// checkedPrefix returns how many bytes at the start of b are whole records
+// that pass Verify.
+func checkedPrefix(b []byte) int {
+	p := 0
+	for {
+		h, err := format.ParseHeader(b[p:])
+		if err == nil {
+			err = h.Verify(b[p:])
+		}
+		if err != nil {
+			return p
+		}
+		p += int(h.RecordLen())
+	}
+}
+
+// wholeTail reports whether the bytes after a chunk's checked records can
+// be the start of a record the next chunk holds whole: a header that
+// parses, or too few bytes to tell. Anything else is damage, for the scan.
+func wholeTail(b []byte) bool {
+	_, err := format.ParseHeader(b)
+	return err == nil || err == format.ErrShort
+}
+
+// next returns the next chunk if it starts at pos and holds n bytes from
+// there; else the reading has gone astray and should be stopped.
+func (a *readAhead) next(pos, n int64) (aheadChunk, bool) {
+	c, ok := <-a.chunks
+	if !ok || c.pos != pos || int64(len(c.buf)) < n {
+		return aheadChunk{}, false
+	}
+	return c, true
+}
+
+// release gives back a chunk's buffer the scan has finished with.
+func (a *readAhead) release(buf []byte) { a.free <- buf[:cap(buf)] }
+
+// stop ends the reading goroutine and waits for it: the file may be
+// closed after. The buffers it holds go back to the pool.
+func (a *readAhead) stop() {
+	close(a.quit)
+	for c := range a.chunks {
+		aheadPool.Put(c.buf[:cap(c.buf)])
+	}
+	<-a.done
+	for {
+		select {
+		case b := <-a.free:
+			aheadPool.Put(b)
+		default:
+			return
+		}
+	}
+}
