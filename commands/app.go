@@ -89,7 +89,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			retentionSweepCommand(),
 			quarantineCommand(),
 			copyPartitionCommand(),
-			importPartitionCommand(),
+			importPartitionCommand(), importCommand(),
 			completionCommand(), completeCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.

@@ -52,9 +52,6 @@ func appendCommand() *cli.Command {
 		&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
-		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also after every batch), never"},
-		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
-		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds", DefaultText: "2s"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
 		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record as soon as it is durable: " +
 			"with --sync batch after its batch's fdatasync, exit after the fdatasync at a roll or at exit, " +
@@ -73,7 +70,7 @@ func appendCommand() *cli.Command {
 			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
 			"  seglog append users --key-delimiter : <<< 'user-1:hello'\n" +
 			"  seglog read orders --format json | seglog -d ./backup/data append orders --input json",
-		Flags: append(flags, segmentFlags()...),
+		Flags: slices.Concat(flags, writerFlags(), segmentFlags()),
 		Action: func(c *cli.Context) error {
 			o, err := parseAppendOptions(c)
 			if err != nil {
@@ -150,29 +147,8 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 		return o, usagef("--max-message-bytes must be between 1 byte and 2GiB, not %s", c.String("max-message-bytes"))
 	}
 	o.maxMessage = int(maxMessage)
-	switch c.String("sync") {
-	case "exit":
-		o.sync = logstore.SyncExit
-	case "batch":
-		o.sync = logstore.SyncBatch
-	case "never":
-		o.sync = logstore.SyncNever
-	default:
-		return o, usagef("--sync must be exit, batch or never, not %q", c.String("sync"))
-	}
-	switch {
-	case c.Bool("wait") && c.IsSet("wait-timeout"):
-		return o, usagef("--wait and --wait-timeout exclude each other")
-	case c.Bool("wait"):
-		o.lockWait = logstore.WaitForever
-	case c.IsSet("wait-timeout"):
-		d, err := parseDuration(c.String("wait-timeout"))
-		if err != nil {
-			return o, usagef("--wait-timeout: %v", err)
-		}
-		o.lockWait = max(d, time.Nanosecond) // 0 would mean the default
-	}
-	return o, nil
+	o.sync, o.lockWait, err = writerOptionsFrom(c)
+	return o, err
 }
 
 func orEmpty(err error) string {
@@ -204,16 +180,7 @@ type appender struct {
 
 func runAppend(e *env, o appendOptions) error {
 	store := logstore.Open(e.dataDir)
-	topic, err := store.Topic(o.topic)
-	if errors.Is(err, logstore.ErrTopicNotFound) && o.create {
-		err = store.CreateTopic(o.topic, o.partitions, o.settings)
-		if err == nil || errors.Is(err, logstore.ErrTopicExists) {
-			topic, err = store.Topic(o.topic)
-		}
-	}
-	if errors.Is(err, logstore.ErrTopicNotFound) {
-		return missingTopic(err, e.dataDir, "seglog create "+o.topic+"' or use '--create")
-	}
+	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
 	if err != nil {
 		return err
 	}

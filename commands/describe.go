@@ -39,7 +39,8 @@ func describeCommand() *cli.Command {
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
 			"holding its writer lock. No TOPIC: every topic. A TOPIC containing '/' names a\n" +
-			"partition directory directly (a copy, a backup). A partition directory missing\n" +
+			"partition directory directly (a copy, a backup), or a log in the simple\n" +
+			"store/index layout (one row, no timestamps). A partition directory missing\n" +
 			"below the highest is shown as missing and makes describe exit 1.\n\n" +
 			"--groups describes the consumer groups (read/tail --group) instead: a table per\n" +
 			"group with, for each partition it committed (of the TOPICs named, or all), the\n" +
@@ -103,6 +104,7 @@ type topicInfo struct {
 	dir        string
 	partitions int // highest partition directory + 1
 	parts      []partitionInfo
+	layout     string // "simple" for a log in the simple store/index layout (no timestamps), else ""
 }
 
 // missing lists the partitions without a directory.
@@ -151,6 +153,17 @@ func (ps problems) err() error {
 // partitions missing or unreadable are recorded in the result and added
 // to probs.
 func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, error) {
+	if dir, ok, err := simpleTarget(arg); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		t, err := simpleTopicInfo(dir, only)
+		if err != nil && t != nil {
+			*probs = append(*probs, err)
+			err = nil
+		}
+		return t, err
+	}
 	ct, err := resolve(e, arg, only, probs)
 	if err != nil {
 		return nil, err
@@ -233,7 +246,11 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	if blank {
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
+	if t.layout != "" {
+		fmt.Fprintf(&b, "%s: a log in the %s store/index layout (no timestamps)\n", t.dir, t.layout)
+	} else {
+		fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
+	}
 	var times timeFormatter
 	rows := make([][]string, 0, len(t.parts))
 	for _, p := range t.parts {
@@ -246,6 +263,9 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 		default:
 			st := p.stats
 			oldest, newest := timeCells(&times, st)
+			if t.layout != "" {
+				oldest, newest = "-", "-"
+			}
 			row = []string{strconv.Itoa(p.partition),
 				strconv.FormatUint(st.Start, 10), strconv.FormatUint(st.Next, 10),
 				strconv.FormatUint(st.Records, 10), strconv.Itoa(st.Segments),
@@ -330,6 +350,7 @@ type describeJSON struct {
 type describeTopicJSON struct {
 	Topic      string                  `json:"topic"`
 	Dir        string                  `json:"dir"`
+	Layout     string                  `json:"layout,omitempty"` // "simple": no timestamps
 	Partitions []describePartitionJSON `json:"partitions"`
 }
 
@@ -367,7 +388,7 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 	doc := describeJSON{Topics: []describeTopicJSON{}}
 	var times timeFormatter
 	for _, t := range topics {
-		tj := describeTopicJSON{Topic: t.name, Dir: t.dir, Partitions: []describePartitionJSON{}}
+		tj := describeTopicJSON{Topic: t.name, Dir: t.dir, Layout: t.layout, Partitions: []describePartitionJSON{}}
 		for _, p := range t.parts {
 			pj := describePartitionJSON{Partition: p.partition, Missing: p.missing}
 			if p.err != nil {
@@ -376,7 +397,9 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 			if !p.missing && p.err == nil {
 				st := p.stats
 				pj.Start, pj.Next, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Records, st.Segments, st.Bytes
-				pj.timesJSON = newTimesJSON(&times, st.Records, st.Oldest, st.Newest)
+				if t.layout == "" {
+					pj.timesJSON = newTimesJSON(&times, st.Records, st.Oldest, st.Newest)
+				}
 				if st.WriterPid != 0 {
 					pid := st.WriterPid
 					pj.WriterPid = &pid

@@ -29,16 +29,21 @@ import (
 // is escaped a piece at a time into out's buffer, never whole into memory
 // (escaping can make it four times as long).
 func writeDump(out *bufio.Writer, r logstore.Record, times *timeFormatter) error {
-	b := appendDumpHead(out.AvailableBuffer(), r, times)
-	v := r.Value
+	return writeDumpValue(out, appendDumpHead(out.AvailableBuffer(), r, times), r.Value)
+}
+
+// writeDumpValue writes head (a dump line up to its value's opening quote,
+// in out's free space), then v escaped a piece at a time, the closing
+// quote and a newline.
+func writeDumpValue(out *bufio.Writer, head, v []byte) error {
+	b := head
 	for len(v) > outputPiece {
 		if _, err := out.Write(appendDumpEscaped(b, v[:outputPiece])); err != nil {
 			return err
 		}
 		b, v = out.AvailableBuffer(), v[outputPiece:]
 	}
-	b = appendDumpEscaped(b, v)
-	_, err := out.Write(append(b, '"', '\n'))
+	_, err := out.Write(append(appendDumpEscaped(b, v), '"', '\n'))
 	return err
 }
 

@@ -149,6 +149,10 @@ func exampleFixture(t *testing.T) string {
 	tar := mustRun(t, data, "", "copy-partition", "orders", "0", "--to", "-")
 	writeFile(t, filepath.Join(dir, "orders-0.tar"), tar.stdout)
 	writeFile(t, filepath.Join(dir, "app.log"), "started\nlistening on :8080\n")
+	// A log in the simple store/index layout, for import.
+	if out, err := exec.Command("cp", "-a", filepath.Join("..", "testdata", "simplelog", "clean"), filepath.Join(dir, "old-log")).CombinedOutput(); err != nil {
+		t.Fatalf("copying the simple log fixture: %v\n%s", err, out)
+	}
 	return dir
 }
 

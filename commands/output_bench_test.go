@@ -22,7 +22,7 @@ func BenchmarkRecordWriter(b *testing.B) {
 				b.SetBytes(int64(len(r.Value)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := w.write(r); err != nil {
+					if err := w.write(&r); err != nil {
 						b.Fatal(err)
 					}
 				}

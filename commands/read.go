@@ -42,8 +42,8 @@ func parseOffset(s string) (offsetSpec, error) {
 	return offsetSpec{kind: "at", n: n}, nil
 }
 
-// start resolves the spec against a partition's bounds.
-func (o offsetSpec) start(p *logstore.Partition, start, next uint64) (uint64, error) {
+// start resolves the spec against the bounds of the partition called name.
+func (o offsetSpec) start(name string, start, next uint64) (uint64, error) {
 	switch o.kind {
 	case "end":
 		return next, nil
@@ -54,7 +54,7 @@ func (o offsetSpec) start(p *logstore.Partition, start, next uint64) (uint64, er
 		return next - o.n, nil
 	case "at":
 		if o.n < start || o.n > next {
-			return 0, &logstore.OffsetRangeError{Partition: p.Name(), Offset: o.n, Start: start, Next: next}
+			return 0, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: start, Next: next}
 		}
 		return o.n, nil
 	}
@@ -84,8 +84,10 @@ func readCommand() *cli.Command {
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
 			"partition 0 first. A TOPIC containing '/' names a partition directory directly (a\n" +
-			"copy, a backup). Exits 1 on a corrupt record, after printing the records before\n" +
-			"it, unless --skip-corrupt.\n\n" +
+			"copy, a backup) or a log in the simple store/index layout (see 'seglog import'),\n" +
+			"whose records have no key, timestamp or CRC: json gives null for them, dump '-',\n" +
+			"and %T and %c print nothing. Exits 1 on a corrupt record, after printing the\n" +
+			"records before it, unless --skip-corrupt.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +
@@ -224,6 +226,15 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 var errStopped = errors.New("stopped by a signal")
 
 func runRead(e *env, o readOptions) (err error) {
+	if dir, ok, err := simpleTarget(o.topic); err != nil || ok {
+		if err == nil {
+			err = checkSimpleRead(o, dir)
+		}
+		if err != nil {
+			return err
+		}
+		return runSimpleRead(e, dir, simpleReadOptions{offset: o.offset, count: o.count, format: o.format, template: o.template, skipCorrupt: o.skipCorrupt})
+	}
 	refs, err := readTargets(e, o.topic, o.partition)
 	if err != nil {
 		return err
@@ -294,7 +305,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 	if err != nil {
 		return 0, err
 	}
-	from, err := o.offset.start(p, start, next)
+	from, err := o.offset.start(p.Name(), start, next)
 	if err != nil {
 		return 0, err
 	}
@@ -354,7 +365,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			gt.advance(ref.partition, r.Offset+1)
 			continue
 		}
-		if err := rw.write(r); err != nil {
+		if err := rw.write(&r); err != nil {
 			return n, err
 		}
 		n++

@@ -45,7 +45,8 @@ func tailCommand() *cli.Command {
 			"New records are noticed through inotify (polling where it is unavailable). A record\n" +
 			"still being written is waited for, never printed half. On a topic that does not\n" +
 			"exist, -f fails and -F waits for it to be created. A corrupt record ends tail with\n" +
-			"exit status 1 unless --skip-corrupt.\n\n" +
+			"exit status 1 unless --skip-corrupt. A log in the simple store/index layout, named\n" +
+			"by path, can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +
@@ -124,6 +125,12 @@ type tailPart struct {
 }
 
 func runTail(e *env, o tailOptions) (err error) {
+	if dir, ok, err := simpleTarget(o.topic); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return runSimpleTail(e, dir, o)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	parts, err := tailOpen(ctx, e, o)
@@ -311,7 +318,7 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 			return n, nil
 		}
 		best.tp.rw.out = out
-		if err := best.tp.rw.write(best.rec); err != nil {
+		if err := best.tp.rw.write(&best.rec); err != nil {
 			return n, err
 		}
 		n++
@@ -518,7 +525,7 @@ func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart
 				return ev.err
 			}
 			ev.tp.rw.out = out
-			if err := ev.tp.rw.write(ev.rec); err != nil {
+			if err := ev.tp.rw.write(&ev.rec); err != nil {
 				return err
 			}
 			printed++

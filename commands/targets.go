@@ -51,7 +51,14 @@ func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, erro
 	if !strings.Contains(arg, "/") {
 		return resolveTopic(filepath.Join(e.dataDir, arg), arg, arg, e.dataDir, only, probs)
 	}
-	dir := filepath.Clean(arg)
+	dir, simple, err := simpleTarget(arg)
+	if err != nil {
+		return nil, err
+	}
+	if simple {
+		return nil, fmt.Errorf("%s is a log in the simple store/index layout, which has no timestamps to chart or partitions to list here", dir)
+	}
+	dir = filepath.Clean(arg)
 	if isTopicDir(dir) {
 		return resolveTopic(dir, filepath.Base(dir), dir, "", only, probs)
 	}

@@ -34,7 +34,10 @@ func verifyCRCCommand() *cli.Command {
 			"partition's .gaps.json is listed as known), the active segment's tail (incomplete\n" +
 			"is a note while a writer holds the partition, a problem otherwise) and each .index\n" +
 			"and .timeindex entry against the records. No TOPIC: every topic. A TOPIC\n" +
-			"containing '/' names a partition (or topic) directory directly.\n\n" +
+			"containing '/' names a partition (or topic) directory directly, or a log in the\n" +
+			"simple store/index layout: it has no checksums, so its framing, segments and\n" +
+			"index entries are checked (zero padding and entries past the store's end, what a\n" +
+			"crash leaves, are notes).\n\n" +
 			"Prints one line per finding: 'problem', 'note' or 'known', the file, the byte\n" +
 			"position and offset concerned, and why; then a table per partition and 'N problems\n" +
 			"found' or 'no problems found'. With --quiet, no table. Exit status 3 when a problem\n" +
@@ -119,7 +122,22 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	}
 	var probs problems
 	var parts []verifyPart
+	var simpleDirs []string
 	for _, arg := range args {
+		if dir, ok, err := simpleTarget(arg); err != nil || ok {
+			if err == nil {
+				err = simplePartition(o.partition, dir)
+				simpleDirs = append(simpleDirs, dir)
+			}
+			var ue *usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			if err != nil {
+				probs = append(probs, err)
+			}
+			continue
+		}
 		ps, err := verifyGather(e, arg, o.partition, &probs)
 		var ue *usageError
 		if errors.As(err, &ue) {
@@ -157,6 +175,16 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	}
 	if verr != nil && !out.checked(verr) {
 		return verr // stdout failed: nothing more can be said there
+	}
+	for _, dir := range simpleDirs {
+		vp, err := verifySimple(out, dir)
+		if err != nil && !out.checked(err) {
+			return err
+		}
+		if err != nil {
+			probs = append(probs, err)
+		}
+		parts = append(parts, vp)
 	}
 	if err := out.summary(parts, verr == nil && len(probs) == 0, e.quiet); err != nil {
 		return err

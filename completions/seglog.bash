@@ -31,6 +31,7 @@ _seglog_value_flags() {
     quarantine) echo ' --partition -p --older-than --data-dir -d ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d ' ;;
+    import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
     *) echo ' --data-dir -d ' ;;
     esac
 }
@@ -106,6 +107,16 @@ both' ;;
     copy-partition:--throttle) : ;;
     copy-partition:--wait-timeout) : ;;
     import-partition:--wait-timeout) : ;;
+    import:--partition|import:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
+    import:--partitions) : ;;
+    import:--timestamps) : ;;
+    import:--sync) _seglog_reply 'exit
+batch
+never' ;;
+    import:--wait-timeout) : ;;
+    import:--segment-bytes) : ;;
+    import:--index-interval) : ;;
+    import:--roll-after) : ;;
     *:--data-dir|*:-d) COMPREPLY=($(compgen -d -- "$cur")) ;;
     *) return 1 ;;
     esac
@@ -114,7 +125,7 @@ both' ;;
 _seglog_flags() {
     case $1 in
     create) echo '--partitions -p --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --sync --wait --wait-timeout --json --report --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;
@@ -126,6 +137,7 @@ _seglog_flags() {
     quarantine) echo '--partition -p --older-than --dry-run -n --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -162,6 +174,7 @@ purge' ;;
         1) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
         *) : ;;
         esac ;;
+    import) _seglog_reply "$(_seglog_call topics)" ;;
     completion)
         case $2 in
         0) _seglog_reply 'bash
@@ -183,6 +196,7 @@ retention-sweep
 quarantine
 copy-partition
 import-partition
+import
 completion
 help' ;;
     esac
@@ -240,7 +254,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

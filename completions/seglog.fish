@@ -70,6 +70,8 @@ function __seglog_value_flags
             printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d
         case import-partition
             printf '%s\n' --wait-timeout --data-dir -d
+        case import
+            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
         case '*'
             printf '%s\n' --data-dir -d
     end
@@ -107,7 +109,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, warnings or progress'
@@ -135,11 +137,11 @@ complete -c seglog -n '__seglog_using append' -l keep-partition -d 'with --input
 complete -c seglog -n '__seglog_using append' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using append' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using append' -l max-message-bytes -x -d 'refuse a message longer than SIZE'
+complete -c seglog -n '__seglog_using append' -l json -d 'print the summary on stderr as JSON'
+complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record as soon as it is...'
 complete -c seglog -n '__seglog_using append' -l sync -x -a 'exit batch never' -d 'MODE: exit'
 complete -c seglog -n '__seglog_using append' -l wait -d 'wait for a partition another writer holds, without limit'
 complete -c seglog -n '__seglog_using append' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
-complete -c seglog -n '__seglog_using append' -l json -d 'print the summary on stderr as JSON'
-complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record as soon as it is...'
 complete -c seglog -n '__seglog_using append' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
 complete -c seglog -n '__seglog_using append' -l index-interval -x -d 'index every Nth record of a segment'
 complete -c seglog -n '__seglog_using append' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
@@ -276,6 +278,23 @@ complete -c seglog -n '__seglog_using import-partition' -l wait -d 'wait for loc
 complete -c seglog -n '__seglog_using import-partition' -l wait-timeout -x -d 'wait at most DURATION for a lock another process holds'
 complete -c seglog -n '__seglog_using import-partition 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using import-partition 1' -a '(__seglog_call partitions (__seglog_arg 1))'
+
+# import
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import -d 'append every record of a log in the simple store/index layout to a ...'
+complete -c seglog -n '__seglog_using import' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'append to partition P'
+complete -c seglog -n '__seglog_using import' -l create -d 'create the topic if it does not exist'
+complete -c seglog -n '__seglog_using import' -l partitions -x -d 'with --create: number of partitions N'
+complete -c seglog -n '__seglog_using import' -l timestamps -x -d 'WHEN records are stamped: now'
+complete -c seglog -n '__seglog_using import' -l json -d 'print the summary as JSON'
+complete -c seglog -n '__seglog_using import' -l sync -x -a 'exit batch never' -d 'MODE: exit'
+complete -c seglog -n '__seglog_using import' -l wait -d 'wait for a partition another writer holds, without limit'
+complete -c seglog -n '__seglog_using import' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
+complete -c seglog -n '__seglog_using import' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
+complete -c seglog -n '__seglog_using import' -l index-interval -x -d 'index every Nth record of a segment'
+complete -c seglog -n '__seglog_using import' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
+complete -c seglog -n '__seglog_using import 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using import 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using import; and not __seglog_using import 0; and not __seglog_using import 1' -a '(__seglog_call topics)'
 
 # completion
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a completion -d 'print the shell completion script for bash, zsh or fish'

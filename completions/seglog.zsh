@@ -27,6 +27,7 @@ _seglog_value_flags() {
     quarantine) echo ' --partition -p --older-than --data-dir -d ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d ' ;;
+    import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
     *) echo ' --data-dir -d ' ;;
     esac
 }
@@ -91,6 +92,14 @@ _seglog_flag_value() {
     copy-partition:--throttle) : ;;
     copy-partition:--wait-timeout) : ;;
     import-partition:--wait-timeout) : ;;
+    import:--partition|import:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
+    import:--partitions) : ;;
+    import:--timestamps) : ;;
+    import:--sync) compadd -- exit batch never ;;
+    import:--wait-timeout) : ;;
+    import:--segment-bytes) : ;;
+    import:--index-interval) : ;;
+    import:--roll-after) : ;;
     *:--data-dir|*:-d) _files -/ ;;
     *) return 1 ;;
     esac
@@ -99,7 +108,7 @@ _seglog_flag_value() {
 _seglog_flags() {
     case $1 in
     create) echo '--partitions -p --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --sync --wait --wait-timeout --json --report --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;
@@ -111,6 +120,7 @@ _seglog_flags() {
     quarantine) echo '--partition -p --older-than --dry-run -n --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -146,13 +156,14 @@ _seglog_arg() {
         1) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
         *) : ;;
         esac ;;
+    import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     completion)
         case $2 in
         0) compadd -- bash zsh fish ;;
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition completion help ;;
+    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help ;;
     esac
 }
 
@@ -172,6 +183,7 @@ _seglog_commands() {
         'quarantine:list or purge the bytes recover and append cut and saved'
         'copy-partition:copy a partition, even one being appended to, to another data direc...'
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
+        'import:append every record of a log in the simple store/index layout to a ...'
         'completion:print the shell completion script for bash, zsh or fish'
         'help:show help for a command'
     )

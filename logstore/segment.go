@@ -366,16 +366,11 @@ type indexReader struct {
 }
 
 func openIndex(path string) (*indexReader, error) {
-	f, err := openRead(path)
+	f, size, err := openReadStat(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &indexReader{f: osFile{f}, n: fi.Size() / format.IndexEntryLen, seenAt: -1}, nil
+	return &indexReader{f: f, n: size / format.IndexEntryLen, seenAt: -1}, nil
 }
 
 // pair reads entry i: an offset and the position (.index) or timestamp

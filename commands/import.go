@@ -1,0 +1,323 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+type importOptions struct {
+	dir        string
+	topic      string
+	partition  int // -1: not given
+	create     bool
+	partitions int
+	settings   logstore.Settings
+	mtime      bool // stamp records with their .store's mtime, not the time of import
+	sync       logstore.SyncMode
+	lockWait   time.Duration
+	json       bool
+}
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "append every record of a log in the simple store/index layout to a topic",
+		ArgsUsage: "DIR TOPIC",
+		Description: "Changes files in the data directory only: reads DIR, a log in the simple\n" +
+			"store/index layout (<base>.store files of length-framed records, <base>.index\n" +
+			"files of 12-byte entries), read-only, and appends each record's bytes, in\n" +
+			"offset order, to one partition of TOPIC, holding its writer lock like append.\n" +
+			"DIR is a path, never a topic; nothing in it is changed. Records get no key, and\n" +
+			"the time of import as timestamp, or with --timestamps mtime their .store file's\n" +
+			"modification time (never below the partition's last timestamp).\n\n" +
+			"Without --partition, TOPIC must have one partition: order matters more than\n" +
+			"spreading. A store's torn last record (what a crash leaves) is skipped with a\n" +
+			"warning; broken framing (a length running past the store's end while the index\n" +
+			"shows records after it) stops the import (exit 1), and the records before it\n" +
+			"stay imported. Prints what was imported as a table on stdout (--json: one JSON\n" +
+			"object); warnings and notes about the source go to stderr.\n\n" +
+			"Examples:\n" +
+			"  seglog import ./old-log events --create\n" +
+			"  seglog import ./old-log orders --partition 2 --timestamps mtime --json",
+		Flags: slices.Concat([]cli.Flag{
+			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append to partition `P`", DefaultText: "0, when the topic has one partition"},
+			&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
+			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
+			&cli.StringFlag{Name: "timestamps", Value: "now", Usage: "`WHEN` records are stamped: now (the time of import) or mtime (their .store file's modification time)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+		}, writerFlags(), segmentFlags()),
+		Action: func(c *cli.Context) error {
+			o, err := parseImportOptions(c)
+			if err != nil {
+				return err
+			}
+			return runImport(envFrom(c), o)
+		},
+	}
+}
+
+func parseImportOptions(c *cli.Context) (importOptions, error) {
+	o := importOptions{partition: c.Int("partition"), create: c.Bool("create"), partitions: c.Int("partitions"), json: c.Bool("json")}
+	if c.NArg() != 2 {
+		return o, usagef("import: DIR and TOPIC expected, got %d %s (see 'seglog import --help')", c.NArg(), dumpIndexPlural(int64(c.NArg()), "argument", "arguments"))
+	}
+	o.dir, o.topic = c.Args().Get(0), c.Args().Get(1)
+	if err := checkTopicName(o.topic); err != nil {
+		return o, err
+	}
+	switch {
+	case c.IsSet("partition") && o.partition < 0:
+		return o, usagef("--partition must be 0 or more, not %d", o.partition)
+	case c.IsSet("partitions") && !o.create:
+		return o, usagef("--partitions only goes with --create")
+	case o.partitions < 1 || o.partitions > logstore.MaxPartitions:
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	}
+	switch c.String("timestamps") {
+	case "now":
+	case "mtime":
+		o.mtime = true
+	default:
+		return o, usagef("--timestamps must be now or mtime, not %q", c.String("timestamps"))
+	}
+	var err error
+	if o.settings, err = segmentSettings(c); err != nil {
+		return o, err
+	}
+	o.sync, o.lockWait, err = writerOptionsFrom(c)
+	return o, err
+}
+
+// importSource checks that DIR is a simple log and opens it.
+func importSource(arg string) (*logstore.SimpleLog, string, error) {
+	dir := filepath.Clean(arg)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, dir, fmt.Errorf("import from %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, dir, fmt.Errorf("import from %s: not a directory (name the directory holding the .store and .index files)", dir)
+	}
+	layout, err := logstore.DetectLayout(dir)
+	switch {
+	case err != nil:
+		return nil, dir, err
+	case layout == logstore.LayoutSeglog:
+		return nil, dir, fmt.Errorf("import from %s: it holds seglog segments, not the simple store/index layout (use copy-partition, or read --format json | append --input json)", dir)
+	case layout != logstore.LayoutSimple:
+		return nil, dir, fmt.Errorf("import from %s: no <base>.store files: not a log in the simple store/index layout", dir)
+	}
+	l, err := openSimple(dir)
+	return l, dir, err
+}
+
+// importSummary is what import did; --json prints it as is.
+type importSummary struct {
+	Source            string  `json:"source"`
+	Segments          int     `json:"segments"`
+	Records           uint64  `json:"records"`
+	Bytes             int64   `json:"bytes"`
+	FirstSourceOffset *uint64 `json:"first_source_offset"`
+	LastSourceOffset  *uint64 `json:"last_source_offset"`
+	Topic             string  `json:"topic"`
+	Partition         int     `json:"partition"`
+	FirstOffset       *uint64 `json:"first_offset"`
+	LastOffset        *uint64 `json:"last_offset"`
+	TornTailBytes     int64   `json:"torn_tail_bytes"`
+	Complete          bool    `json:"complete"`
+}
+
+func runImport(e *env, o importOptions) error {
+	// DIR is checked first: a wrong path must not create the topic.
+	l, dir, err := importSource(o.dir)
+	if err != nil {
+		return err
+	}
+	store := logstore.Open(e.dataDir)
+	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
+	if err != nil {
+		return err
+	}
+	p := o.partition
+	switch {
+	case p < 0 && topic.Partitions > 1:
+		return usagef("topic %s has %d partitions: name the one to import into with --partition 0..%d (records keep their order only within one)",
+			o.topic, topic.Partitions, topic.Partitions-1)
+	case p < 0:
+		p = 0
+	case p >= topic.Partitions:
+		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, p, logstore.ErrPartitionNotFound)
+	}
+	if sameDir(dir, store.PartitionDir(o.topic, p)) {
+		return fmt.Errorf("import from %s: that is the destination partition's own directory; seglog never writes into a simple log's directory", dir)
+	}
+	w, err := store.OpenWriter(o.topic, p, logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
+		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }})
+	if err != nil {
+		var locked *logstore.LockedError
+		if errors.As(err, &locked) && o.lockWait != logstore.WaitForever {
+			return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
+		}
+		return err
+	}
+	sum := importSummary{Source: dir, Topic: o.topic, Partition: p}
+	ierr := importRecords(e, l, w, o, &sum)
+	if cerr := w.Close(); ierr == nil {
+		ierr = cerr
+	}
+	sum.Complete = ierr == nil
+	if err := writeImportSummary(e, o, &sum); err != nil && ierr == nil {
+		ierr = err
+	}
+	if ierr != nil && sum.Records > 0 {
+		return fmt.Errorf("%w; %d %s imported before that (source offsets %d..%d, now %s/%d offsets %d..%d) stay",
+			ierr, sum.Records, dumpIndexPlural(int64(sum.Records), "record was", "records were"), *sum.FirstSourceOffset, *sum.LastSourceOffset,
+			o.topic, p, *sum.FirstOffset, *sum.LastOffset)
+	}
+	if ierr != nil {
+		return fmt.Errorf("%w; no records were imported", ierr)
+	}
+	importNotes(e, l, dir)
+	return nil
+}
+
+// sameDir reports whether a and b are one directory.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// importRecords appends every record of l to w, until the end, an error
+// or a signal.
+func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOptions, sum *importSummary) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	now := time.Now().UnixNano()
+	var store string // the .store of the last record
+	var ts int64
+	it := l.Read(0)
+	defer it.Close()
+	for it.Next() {
+		if ctx.Err() != nil {
+			return errors.New("interrupted")
+		}
+		r := it.Record()
+		if r.Store != store {
+			store, ts = r.Store, now
+			sum.Segments++
+			if o.mtime {
+				fi, err := os.Stat(r.Store)
+				if err != nil {
+					return err
+				}
+				ts = fi.ModTime().UnixNano()
+			}
+		}
+		off, err := w.Append(ts, nil, r.Value)
+		if err != nil {
+			return err
+		}
+		if sum.Records == 0 {
+			sum.FirstSourceOffset, sum.FirstOffset = ptr(r.Offset), ptr(off)
+		}
+		sum.LastSourceOffset, sum.LastOffset = ptr(r.Offset), ptr(off)
+		sum.Records++
+		sum.Bytes += int64(len(r.Value))
+	}
+	for _, t := range it.Tails() {
+		sum.TornTailBytes += t.Bytes
+		e.warn("skipped the %s", t)
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("import stopped: %w", err)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func writeImportSummary(e *env, o importOptions, s *importSummary) error {
+	if o.json {
+		return writeJSONLine(e.stdout, s)
+	}
+	rng := func(a, b *uint64) string {
+		if a == nil {
+			return "-"
+		}
+		return strconv.FormatUint(*a, 10) + ".." + strconv.FormatUint(*b, 10)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "imported %s into %s/%d\n", s.Source, s.Topic, s.Partition)
+	err := renderTable(&b, []string{"SEGMENTS", "RECORDS", "BYTES", "SOURCE OFFSETS", "PARTITION", "OFFSETS"}, "SEGMENTS RECORDS BYTES PARTITION",
+		[][]string{{strconv.Itoa(s.Segments), strconv.FormatUint(s.Records, 10), humanSize(s.Bytes), rng(s.FirstSourceOffset, s.LastSourceOffset),
+			strconv.Itoa(s.Partition), rng(s.FirstOffset, s.LastOffset)}})
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(b.Bytes())
+	return err
+}
+
+// importNotes tells, on stderr, what else a check of the source finds:
+// its indexes (only hints: nothing imported depended on them), gaps and
+// overlaps between its segments.
+func importNotes(e *env, l *logstore.SimpleLog, dir string) {
+	if e.quiet {
+		return
+	}
+	counts := map[logstore.FindingKind]int{}
+	var kinds []logstore.FindingKind
+	_, err := l.Verify(dir, func(f logstore.Finding) error {
+		switch f.Kind {
+		case logstore.FindingIncompleteTail, logstore.FindingCorruptRecord, logstore.FindingNoSegments:
+			return nil // torn records were warned about; damage stops the import
+		case logstore.FindingGap, logstore.FindingOverlap, logstore.FindingOrphanIndex:
+			e.warn("%s: %s", f.Path, f.Reason) // records lost or doubled in the source
+			return nil
+		}
+		if counts[f.Kind] == 0 {
+			kinds = append(kinds, f.Kind)
+		}
+		counts[f.Kind]++
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	for _, k := range kinds {
+		e.info("seglog: note: %s: %d %s ('seglog verify-crc %s' lists them)", dir, counts[k], importNoteWhat(k, counts[k]), dir)
+	}
+}
+
+// importNoteWhat says in words what index findings of kind k are.
+func importNoteWhat(k logstore.FindingKind, n int) string {
+	entries := dumpIndexPlural(int64(n), "index entry", "index entries")
+	switch k {
+	case logstore.FindingIndexStale:
+		return entries + " past the store's end (lost from the store's buffer in a crash)"
+	case logstore.FindingIndexPadding:
+		return dumpIndexPlural(int64(n), "run", "runs") + " of zero padding (an index not closed cleanly)"
+	case logstore.FindingIndexMismatch, logstore.FindingIndexNoRecord, logstore.FindingIndexOrder:
+		return entries + " that point at the wrong place"
+	case logstore.FindingIndexMissing, logstore.FindingIndexShort, logstore.FindingIndexPartial:
+		return dumpIndexPlural(int64(n), "index missing or short", "indexes missing or short")
+	}
+	return fmt.Sprintf("%s %s", k, dumpIndexPlural(int64(n), "finding", "findings"))
+}

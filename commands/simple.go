@@ -1,0 +1,389 @@
+package commands
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore"
+)
+
+// The read-only commands on a log in the simple store/index layout
+// (format/simple.go), named by a path. Such a log is one partition,
+// numbered 0; its records have no key, timestamp or checksum.
+
+// simpleLayoutNote is what verify-crc and dump-index say about checking
+// this layout.
+const simpleLayoutNote = "simple store/index layout: no checksums, payload integrity cannot be checked; framing and index checked"
+
+// simpleTarget reports whether arg, a path (it holds a '/'), names a
+// directory in the simple layout; a directory holding both layouts is an
+// error. Anything else (a topic, a partition directory, a path that does
+// not exist) is left to the caller's usual handling.
+func simpleTarget(arg string) (dir string, ok bool, err error) {
+	if !strings.Contains(arg, "/") {
+		return "", false, nil
+	}
+	dir = filepath.Clean(arg)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return "", false, nil
+	}
+	layout, err := logstore.DetectLayout(dir)
+	var mixed *logstore.MixedLayoutError
+	if errors.As(err, &mixed) {
+		return "", false, err
+	}
+	return dir, err == nil && layout == logstore.LayoutSimple, nil
+}
+
+// openSimple opens the simple log in dir.
+func openSimple(dir string) (*logstore.SimpleLog, error) {
+	l, err := logstore.OpenSimpleLog(dir)
+	if err != nil {
+		return nil, fmt.Errorf("simple store/index log %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// simplePartition checks a --partition given for a simple log, which is
+// one partition, 0.
+func simplePartition(only int, dir string) error {
+	if only > 0 {
+		return usagef("--partition %d: %s is a log in the simple store/index layout, a single partition numbered 0", only, dir)
+	}
+	return nil
+}
+
+// simpleRecordWriter prints simple records in read's formats: json gives
+// null for timestamp and key, dump '-' for crc and timestamp, and a
+// template prints %T and %c as nothing.
+type simpleRecordWriter struct {
+	recordWriter
+}
+
+func newSimpleRecordWriter(out *bufio.Writer, format string, tmpl template, topic string) *simpleRecordWriter {
+	parts := make([]templatePart, len(tmpl.parts))
+	for i, p := range tmpl.parts {
+		if p.verb == 'T' || p.verb == 'c' {
+			p = templatePart{} // an empty literal
+		}
+		parts[i] = p
+	}
+	return &simpleRecordWriter{recordWriter{out: out, format: format, template: template{parts: parts}, topic: topic}}
+}
+
+func (w *simpleRecordWriter) write(r logstore.SimpleRecord) error {
+	switch w.format {
+	case "json":
+		b := append(w.out.AvailableBuffer(), `{"topic":`...)
+		b = appendJSONString(b, []byte(w.topic))
+		b = append(b, `,"partition":0,"offset":`...)
+		b = strconv.AppendUint(b, r.Offset, 10)
+		b = append(b, `,"timestamp":null,"timestamp_ns":null,"key":null`...)
+		b, err := w.jsonField(b, "value", r.Value, false)
+		if err != nil {
+			return err
+		}
+		_, err = w.out.Write(append(b, "}\n"...))
+		return err
+	case "dump":
+		b := append(w.out.AvailableBuffer(), "offset="...)
+		b = strconv.AppendUint(b, r.Offset, 10)
+		b = append(b, " pos="...)
+		b = strconv.AppendInt(b, r.Pos, 10)
+		b = append(b, " size="...)
+		b = strconv.AppendInt(b, int64(len(r.Value)), 10)
+		b = append(b, ` keylen=0 crc=- ts=- key=- value="`...)
+		return writeDumpValue(w.out, b, r.Value)
+	}
+	return w.recordWriter.write(&logstore.Record{Record: format.Record{Offset: r.Offset, Value: r.Value}, Pos: r.Pos})
+}
+
+// simpleReadOptions is what read and tail ask of a simple log.
+type simpleReadOptions struct {
+	offset      offsetSpec
+	count       int64 // -1: no limit
+	format      string
+	template    template
+	skipCorrupt bool
+}
+
+// checkSimpleRead refuses what read's flags ask that this layout cannot
+// give.
+func checkSimpleRead(o readOptions, dir string) error {
+	switch {
+	case o.since != nil || o.until != nil:
+		return usagef("--since/--until: %s is a log in the simple store/index layout, whose records have no timestamps", dir)
+	case o.key != nil:
+		return usagef("--key: %s is a log in the simple store/index layout, whose records have no keys", dir)
+	case o.group.name != "":
+		return usagef("--group needs a TOPIC; %s is a log in the simple store/index layout, read by path", dir)
+	}
+	return simplePartition(o.partition, dir)
+}
+
+// runSimpleRead prints the records of the simple log in dir.
+func runSimpleRead(e *env, dir string, o simpleReadOptions) error {
+	l, err := openSimple(dir)
+	if err != nil {
+		return err
+	}
+	start, next, err := l.Bounds()
+	if err != nil {
+		return err
+	}
+	from, err := o.offset.start(dir, start, next)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriterSize(e.stdout, 256<<10)
+	w := newSimpleRecordWriter(out, o.format, o.template, filepath.Base(dir))
+	it := l.Read(from)
+	defer it.Close()
+	for n := int64(0); o.count < 0 || n < o.count; n++ {
+		if !it.Next() {
+			var ce *logstore.CorruptionError
+			if o.skipCorrupt && errors.As(it.Err(), &ce) {
+				e.warn("skipping %s", errorLine(ce))
+				if it.SkipCorrupt() {
+					n--
+					continue
+				}
+			}
+			break
+		}
+		if err := w.write(it.Record()); err != nil {
+			return err
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	for _, t := range it.Tails() {
+		e.warn("%s: not printed (what a crash leaves)", t)
+	}
+	return corruptAdvice(it.Err(), dir)
+}
+
+// runSimpleTail prints the last n records of the simple log in dir.
+// Following is refused: the writer of this layout maps its index, and
+// seglog cannot tell a record being written from a torn one.
+func runSimpleTail(e *env, dir string, o tailOptions) error {
+	if o.follow {
+		return usagef("-f/-F: %s is a log in the simple store/index layout, which seglog does not follow (its writer buffers the .store and maps the .index); run tail without -f", dir)
+	}
+	if err := simplePartition(o.partition, dir); err != nil {
+		return err
+	}
+	return runSimpleRead(e, dir, simpleReadOptions{offset: offsetSpec{kind: "last", n: uint64(o.lines)}, count: o.count,
+		format: o.format, template: o.template, skipCorrupt: o.skipCorrupt})
+}
+
+// simpleTopicInfo describes the simple log in dir for describe.
+func simpleTopicInfo(dir string, only int) (*topicInfo, error) {
+	if err := simplePartition(only, dir); err != nil {
+		return nil, err
+	}
+	t := &topicInfo{name: filepath.Base(dir), dir: dir, partitions: 1, layout: "simple"}
+	pi := partitionInfo{partition: 0}
+	l, err := openSimple(dir)
+	if err == nil {
+		pi.stats, err = l.Stats()
+	}
+	pi.err = err
+	t.parts = append(t.parts, pi)
+	return t, err
+}
+
+// verifySimple checks the simple log in dir for verify-crc, printing its
+// findings through out after a line saying what this layout allows to
+// check.
+func verifySimple(out *verifyPrinter, dir string) (verifyPart, error) {
+	vp := verifyPart{name: dir, dir: dir}
+	var line []byte
+	if out.json {
+		line = appendJSONValue([]byte(`{"type":"layout","partition":`), dir)
+		line = append(line, `,"layout":"simple","checksums":false,"note":`...)
+		line = append(appendJSONValue(line, simpleLayoutNote), "}\n"...)
+	} else {
+		line = fmt.Appendf(nil, "%s: %s\n", dir, simpleLayoutNote)
+	}
+	out.bar.clear()
+	if _, err := out.w.Write(line); err != nil {
+		out.writeErr = err
+		return vp, err
+	}
+	l, err := openSimple(dir)
+	if err != nil {
+		return vp, err
+	}
+	vp.report, err = l.Verify(dir, out.finding)
+	return vp, err
+}
+
+// dumpSimpleIndex is dump-index on a simple log: an .index file with a
+// .store beside it, or a directory in that layout. handled is false when
+// the target is neither.
+func dumpSimpleIndex(e *env, o dumpIndexOptions) (handled bool, err error) {
+	var segs []logstore.SimpleSegment
+	var dir string
+	if _, isIndex := logstore.IndexKindOf(o.target); isIndex && strings.HasSuffix(o.target, format.SimpleIndexExt) {
+		store := strings.TrimSuffix(o.target, format.SimpleIndexExt) + format.SimpleStoreExt
+		if _, err := os.Stat(store); err != nil {
+			return false, nil
+		}
+		if base, _, err := format.ParseSimpleName(filepath.Base(o.target)); err == nil {
+			if layout, err := logstore.DetectLayout(filepath.Dir(o.target)); err != nil {
+				return true, err
+			} else if layout == logstore.LayoutSimple {
+				segs = []logstore.SimpleSegment{{Base: base, Store: store, Index: o.target}}
+			}
+		}
+		if segs == nil {
+			return false, nil
+		}
+	} else {
+		var ok bool
+		if dir, ok, err = simpleTarget(o.target); !ok || err != nil {
+			return err != nil, err
+		}
+		if err := simplePartition(o.partition, dir); err != nil {
+			return true, err
+		}
+		if len(o.kinds) == 1 && o.kinds[0] == logstore.TimeIndex {
+			return true, usagef("--kind timeindex: %s is a log in the simple store/index layout, which has no time index", dir)
+		}
+		l, err := openSimple(dir)
+		if err != nil {
+			return true, err
+		}
+		for _, s := range l.Segments() {
+			if !o.onlySeg || s.Base == o.segment {
+				segs = append(segs, s)
+			}
+		}
+		if o.onlySeg && len(segs) == 0 {
+			return true, fmt.Errorf("no segment with base offset %d in %s", o.segment, dir)
+		}
+	}
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	var wrong int64
+	for i, s := range segs {
+		n, err := dumpSimpleSegment(out, o, s, i > 0)
+		wrong += n
+		if err != nil {
+			out.Flush()
+			return true, err
+		}
+	}
+	if !o.json && o.verify {
+		out.WriteByte('\n')
+		if wrong == 0 {
+			out.WriteString("all entries check out\n")
+		} else {
+			fmt.Fprintf(out, "%d wrong %s\n", wrong, dumpIndexPlural(wrong, "entry", "entries"))
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return true, err
+	}
+	if o.verify && wrong > 0 {
+		return true, errProblemsFound
+	}
+	return true, nil
+}
+
+// simpleIndexSummaryJSON is the summary line after a simple index's
+// entries.
+type simpleIndexSummaryJSON struct {
+	Type         string `json:"type"` // "summary"
+	Layout       string `json:"layout"`
+	File         string `json:"file"`
+	Store        string `json:"store"`
+	Segment      uint64 `json:"segment"`
+	Missing      bool   `json:"missing"`
+	Entries      int64  `json:"entries"`
+	PartialBytes int64  `json:"partial_bytes"`
+	Records      uint64 `json:"records"`
+	Real         int64  `json:"real"`
+	Padding      int64  `json:"padding"`
+	PastStoreEnd int64  `json:"past_store_end"`
+	Wrong        int64  `json:"wrong"`
+}
+
+// dumpSimpleSegment prints one segment's index entries, each with its
+// class, a run of zero padding as one line; it returns how many are wrong.
+func dumpSimpleSegment(out *bufio.Writer, o dumpIndexOptions, s logstore.SimpleSegment, blank bool) (int64, error) {
+	if !o.json && blank {
+		out.WriteByte('\n')
+	}
+	if s.Index == "" {
+		if o.json {
+			return 0, writeJSONLine(out, simpleIndexSummaryJSON{Type: "summary", Layout: "simple", File: strings.TrimSuffix(s.Store, format.SimpleStoreExt) + format.SimpleIndexExt,
+				Store: s.Store, Segment: s.Base, Missing: true})
+		}
+		_, err := fmt.Fprintf(out, "%s: no .index beside it (a note: the index is only a hint)\n", s.Store)
+		return 0, err
+	}
+	file := appendJSONValue(nil, s.Index)
+	if !o.json {
+		fmt.Fprintf(out, "%s: %s\n%10s  %20s  %20s  %s\n", s.Index, simpleLayoutNote, "ENTRY", "OFFSET", "POSITION", "CLASS")
+	}
+	c, err := logstore.CheckSimpleSegment(s, func(en logstore.SimpleIndexEntryInfo) error {
+		off := s.Base + uint64(en.RelOffset)
+		if o.json {
+			b := append(out.AvailableBuffer(), `{"type":"entry","file":`...)
+			b = append(b, file...)
+			b = append(b, `,"entry":`...)
+			b = strconv.AppendInt(b, en.Entry, 10)
+			if en.Class == logstore.SimpleEntryPadding {
+				b = append(b, `,"count":`...)
+				b = strconv.AppendInt(b, en.Count, 10)
+			}
+			b = append(b, `,"offset":`...)
+			b = strconv.AppendUint(b, off, 10)
+			b = append(b, `,"position":`...)
+			b = strconv.AppendUint(b, en.Pos, 10)
+			b = append(b, `,"class":"`...)
+			b = append(b, en.Class.Code()...)
+			b = append(b, '"')
+			if en.Why != "" {
+				b = append(b, `,"detail":`...)
+				b = appendJSONValue(b, en.Why)
+			}
+			_, err := out.Write(append(b, "}\n"...))
+			return err
+		}
+		if en.Class == logstore.SimpleEntryPadding {
+			_, err := fmt.Fprintf(out, "entries %d..%d: zero padding (%d %s)\n", en.Entry, en.Entry+en.Count-1, en.Count, dumpIndexPlural(en.Count, "entry", "entries"))
+			return err
+		}
+		class := en.Class.String()
+		if en.Why != "" {
+			class += ": " + en.Why
+		}
+		_, err := fmt.Fprintf(out, "%10d  %20d  %20d  %s\n", en.Entry, off, en.Pos, class)
+		return err
+	})
+	if err != nil {
+		return c.Wrong, err
+	}
+	if o.json {
+		return c.Wrong, writeJSONLine(out, simpleIndexSummaryJSON{Type: "summary", Layout: "simple", File: s.Index, Store: s.Store, Segment: s.Base,
+			Entries: c.Entries, PartialBytes: c.PartialBytes, Records: c.Records, Real: c.Real, Padding: c.Padding, PastStoreEnd: c.PastEnd, Wrong: c.Wrong})
+	}
+	fmt.Fprintf(out, "checked against %s (%d whole %s): %d real, %d zero padding, %d past the store's end, %d wrong\n",
+		filepath.Base(s.Store), c.Records, dumpIndexPlural(int64(c.Records), "record", "records"), c.Real, c.Padding, c.PastEnd, c.Wrong)
+	if c.PartialBytes > 0 {
+		fmt.Fprintf(out, "note: a partial last entry of %d %s, ignored\n", c.PartialBytes, dumpIndexPlural(c.PartialBytes, "byte", "bytes"))
+	}
+	if c.Padding > 0 || c.PastEnd > 0 {
+		out.WriteString("note: zero padding and entries past the store's end are what a crash of its writer leaves, not damage\n")
+	}
+	return c.Wrong, nil
+}
