@@ -442,3 +442,32 @@ func TestQuarantineListPurge(t *testing.T) {
 		t.Errorf("after purge: %s", r.stdout)
 	}
 }
+
+// TestRecoverIndexIsADirectory: a directory where an index file belongs is
+// left alone and named as such (rename(2) alone says "file exists"); the
+// data stays readable.
+func TestRecoverIndexIsADirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "a\nb\n", "append", "t", "--create")
+	idx := filepath.Join(dir, "t", "0", "00000000000000000000.index")
+	if err := os.Remove(idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(idx, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, dir, nil, "recover", "t")
+	if r.code != 1 {
+		t.Fatalf("recover: exit %d, want 1; stderr:\n%s", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, idx+" is a directory where a file belongs", "move it away")
+	if fi, err := os.Stat(idx); err != nil || !fi.IsDir() {
+		t.Errorf("the directory in the index's place: %v, %v; recover must leave it", fi, err)
+	}
+	if _, err := os.Stat(idx + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("recover left %s.tmp behind (%v)", idx, err)
+	}
+	if got := mustRun(t, dir, "", "read", "t").stdout; got != "a\nb\n" {
+		t.Errorf("read after the failed recover: %q", got)
+	}
+}

@@ -1383,7 +1383,7 @@ func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string, re
 	}
 	for _, ext := range renames {
 		if err == nil {
-			err = s.fs.Rename(seg.path(ext)+".tmp", seg.path(ext), ext == format.LogExt && !replace)
+			err = s.renameIntoPlace(seg.path(ext)+".tmp", seg.path(ext), ext == format.LogExt && !replace)
 			if replace && ext == format.LogExt && err == nil {
 				replaced = true
 			}
@@ -1504,7 +1504,7 @@ func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
 	}
 	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
 		if rebuild[ext] && err2 == nil {
-			err2 = s.fs.Rename(sp.seg.path(ext)+".tmp", sp.seg.path(ext), false)
+			err2 = s.renameIntoPlace(sp.seg.path(ext)+".tmp", sp.seg.path(ext), false)
 		}
 	}
 	if err2 != nil {

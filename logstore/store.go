@@ -264,13 +264,23 @@ func (s *Store) writeFileDurably(path string, noReplace bool, write func(file) e
 		err = cerr
 	}
 	if err == nil {
-		err = s.fs.Rename(tmp, path, noReplace)
+		err = s.renameIntoPlace(tmp, path, noReplace)
 	}
 	if err != nil {
 		_ = s.fs.Remove(tmp)
 		return false, err
 	}
 	return true, s.fs.SyncDir(filepath.Dir(path))
+}
+
+// renameIntoPlace renames tmp to path. A directory in the way is named as
+// such: rename(2) says only "file exists".
+func (s *Store) renameIntoPlace(tmp, path string, noReplace bool) error {
+	err := s.fs.Rename(tmp, path, noReplace)
+	if fi, serr := os.Lstat(path); err != nil && serr == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory where a file belongs (move it away and try again)", path)
+	}
+	return err
 }
 
 // mkdirAll makes dir and missing parents, fsyncing each parent that gained
