@@ -90,6 +90,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			quarantineCommand(),
 			copyPartitionCommand(),
 			importPartitionCommand(), importCommand(),
+			kafkaCommand(),
 			completionCommand(), completeCommand(),
 		},
 		// Only main exits: urfave/cli must never call os.Exit itself.
@@ -118,7 +119,7 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	}
 	where := "seglog"
 	if isSubcommand && c.Command != nil {
-		where = "seglog " + c.Command.Name
+		where = c.Command.HelpName // "seglog kafka export" for a subcommand
 	}
 	return usagef("%s (see '%s --help')", msg, where)
 }
@@ -144,13 +145,14 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // topicArg returns a command's single TOPIC argument.
 func topicArg(c *cli.Context) (string, error) {
+	name := strings.TrimPrefix(c.Command.HelpName, "seglog ") // "kafka export" for a subcommand
 	switch c.NArg() {
 	case 0:
-		return "", usagef("%s: missing TOPIC (see 'seglog %s --help')", c.Command.Name, c.Command.Name)
+		return "", usagef("%s: missing TOPIC (see 'seglog %s --help')", name, name)
 	case 1:
 		return c.Args().First(), checkTopicName(c.Args().First())
 	}
-	return "", usagef("%s: one TOPIC expected, got %d arguments: %s", c.Command.Name, c.NArg(), strings.Join(c.Args().Slice(), " "))
+	return "", usagef("%s: one TOPIC expected, got %d arguments: %s", name, c.NArg(), strings.Join(c.Args().Slice(), " "))
 }
 
 // checkTopicName rejects a bad topic name before any file is touched.

@@ -28,8 +28,16 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		return out
 	}
 	cmd := app.Command(args[i])
+	// `kafka export`: the subcommand's arguments are handled as a
+	// command's, global flags going before the command's name.
+	var chain []string
+	for cmd != nil && len(cmd.Subcommands) > 0 && i+1 < len(args) && cmd.Command(args[i+1]) != nil {
+		chain = append(chain, args[i])
+		i++
+		cmd = cmd.Command(args[i])
+	}
 	if cmd == nil || len(cmd.Subcommands) > 0 {
-		return append(out, args[i:]...)
+		return append(append(out, chain...), args[i:]...)
 	}
 	var cmdFlags, positional []string
 	bare := false // pass the command's flags without the positionals
@@ -61,6 +69,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			j++
 		}
 	}
+	out = append(out, chain...)
 	out = append(out, args[i])
 	out = append(out, cmdFlags...)
 	if len(positional) > 0 && !bare {

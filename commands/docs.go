@@ -62,8 +62,8 @@ func GenerateDocs(manDir, complDir string) error {
 func docFiles() (map[string][]byte, error) {
 	app := docsApp()
 	files := map[string][]byte{"seglog.1": manPage(app)}
-	for _, cmd := range visibleCommands(app) {
-		files["seglog-"+cmd.Name+".1"] = commandManPage(app, cmd)
+	for _, cmd := range manCommands(app) {
+		files[manName(cmd)+".1"] = commandManPage(app, cmd)
 	}
 	for _, sh := range shells {
 		s, err := completionScript(app, sh)
@@ -83,6 +83,31 @@ func visibleCommands(app *cli.App) []*cli.Command {
 		}
 	}
 	return cmds
+}
+
+// manCommands is visibleCommands with each command that has subcommands
+// (kafka) replaced by them, named "kafka export": a man page each.
+func manCommands(app *cli.App) []*cli.Command {
+	var cmds []*cli.Command
+	for _, c := range visibleCommands(app) {
+		if len(c.Subcommands) == 0 {
+			cmds = append(cmds, c)
+			continue
+		}
+		for _, sub := range c.Subcommands {
+			if !sub.Hidden {
+				leaf := *sub
+				leaf.Name = c.Name + " " + sub.Name
+				cmds = append(cmds, &leaf)
+			}
+		}
+	}
+	return cmds
+}
+
+// manName is a command's man page name: seglog-kafka-export.
+func manName(cmd *cli.Command) string {
+	return "seglog-" + strings.ReplaceAll(cmd.Name, " ", "-")
 }
 
 // docFlag is a visible flag as the generators see it.
@@ -295,8 +320,8 @@ Bytes cut by \fBrecover\fR, saved before they were cut.
 `)
 	b.WriteString(".SH SEE ALSO\n")
 	var refs []string
-	for _, c := range visibleCommands(app) {
-		refs = append(refs, `\fBseglog\-`+roff(c.Name)+`\fR(1)`)
+	for _, c := range manCommands(app) {
+		refs = append(refs, `\fB`+roff(manName(c))+`\fR(1)`)
 	}
 	b.WriteString(strings.Join(refs, ", ") + "\n")
 }
@@ -313,7 +338,7 @@ func manPage(app *cli.App) []byte {
 	roffFlags(&b, docFlags(app.Flags))
 	b.WriteString(".TP\n\\fB\\-\\-help\\fR, \\fB\\-h\\fR\nshow help\n")
 	b.WriteString(".SH COMMANDS\n")
-	for _, cmd := range visibleCommands(app) {
+	for _, cmd := range manCommands(app) {
 		roffCommand(&b, cmd, ".SS "+roff(cmd.Name)+"\n")
 		if fs := docFlags(cmd.Flags); len(fs) > 0 {
 			b.WriteString(".PP\nOptions:\n.RS 4\n")
@@ -328,7 +353,7 @@ func manPage(app *cli.App) []byte {
 // commandManPage is seglog-COMMAND(1).
 func commandManPage(app *cli.App, cmd *cli.Command) []byte {
 	var b bytes.Buffer
-	manHeader(&b, app.Name+"-"+cmd.Name, cmd.Usage)
+	manHeader(&b, manName(cmd), cmd.Usage)
 	roffCommand(&b, cmd, ".SH SYNOPSIS\n")
 	if fs := docFlags(cmd.Flags); len(fs) > 0 {
 		b.WriteString(".SH OPTIONS\n")

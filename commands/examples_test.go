@@ -84,6 +84,14 @@ var exampleSpecs = map[string]exampleSpec{
 	"seglog completion bash > /etc/bash_completion.d/seglog":                            {skip: "installs into /etc"},
 	"source <(seglog completion zsh)":                                                   {skip: "zsh syntax, for a zsh session"},
 	"seglog completion fish > ~/.config/fish/completions/seglog.fish":                   {skip: "installs into $HOME"},
+	// A Kafka cluster: commands/kafka_test.go runs them against kfake.
+	"seglog kafka export --brokers kafka1:9092 --create-topic orders":                                          {skip: "needs a Kafka cluster"},
+	"seglog kafka import --brokers kafka1:9092 --follow orders":                                                {skip: "needs a Kafka cluster"},
+	"seglog kafka export --brokers kafka1:9092,kafka2:9092 --create-topic orders":                              {skip: "needs a Kafka cluster"},
+	"seglog kafka export --brokers kafka1:9092 --follow --group to-kafka orders":                               {skip: "needs a Kafka cluster"},
+	"seglog kafka export --brokers kafka1:9092 --tls --sasl-mechanism scram-sha-512 --sasl-user seglog orders": {skip: "needs a Kafka cluster"},
+	"seglog kafka import --brokers kafka1:9092 orders":                                                         {skip: "needs a Kafka cluster"},
+	"seglog kafka import --brokers kafka1:9092 --kafka-topic prod.orders --follow --from end orders":           {skip: "needs a Kafka cluster"},
 
 	"seglog create orders --partitions 3":                          {empty: true, stdout: nil},
 	"seglog create app-logs --segment-bytes 256MiB --retention 7d": {empty: true},

@@ -138,6 +138,7 @@ _seglog_flags() {
     copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -175,6 +176,7 @@ purge' ;;
         *) : ;;
         esac ;;
     import) _seglog_reply "$(_seglog_call topics)" ;;
+    kafka) _seglog_reply "$(_seglog_call topics)" ;;
     completion)
         case $2 in
         0) _seglog_reply 'bash
@@ -197,6 +199,7 @@ quarantine
 copy-partition
 import-partition
 import
+kafka
 completion
 help' ;;
     esac
@@ -254,7 +257,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

@@ -109,7 +109,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, warnings or progress'
@@ -295,6 +295,12 @@ complete -c seglog -n '__seglog_using import' -l roll-after -x -d 'roll a segmen
 complete -c seglog -n '__seglog_using import 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using import 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using import; and not __seglog_using import 0; and not __seglog_using import 1' -a '(__seglog_call topics)'
+
+# kafka
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a kafka -d 'export a topic to a Kafka cluster, or import one from it'
+complete -c seglog -n '__seglog_using kafka 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka; and not __seglog_using kafka 0; and not __seglog_using kafka 1' -a '(__seglog_call topics)'
 
 # completion
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a completion -d 'print the shell completion script for bash, zsh or fish'

@@ -121,6 +121,7 @@ _seglog_flags() {
     copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -157,13 +158,14 @@ _seglog_arg() {
         *) : ;;
         esac ;;
     import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    kafka) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     completion)
         case $2 in
         0) compadd -- bash zsh fish ;;
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import completion help ;;
+    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help ;;
     esac
 }
 
@@ -184,6 +186,7 @@ _seglog_commands() {
         'copy-partition:copy a partition, even one being appended to, to another data direc...'
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
         'import:append every record of a log in the simple store/index layout to a ...'
+        'kafka:export a topic to a Kafka cluster, or import one from it'
         'completion:print the shell completion script for bash, zsh or fish'
         'help:show help for a command'
     )
