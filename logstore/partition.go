@@ -27,9 +27,12 @@ type Partition struct {
 }
 
 // maxOpenSegments bounds how many segments' files a Partition keeps open
-// between reads: lookups in a few hot segments then cost two preads and
-// no open, while a scan over thousands of segments holds a few descriptors.
-const maxOpenSegments = 8
+// between reads: random lookups over a partition of up to that many
+// segments then cost an fstat and a few preads, no open (10 µs median in
+// 100 segments, against 28 µs when 8 were kept open), while a scan over
+// thousands of segments holds at most 256 descriptors per partition (Go
+// raises the soft RLIMIT_NOFILE to the hard limit at start).
+const maxOpenSegments = 128
 
 // segmentFiles are one segment's .log and .index, open for reading, shared
 // by a Partition's iterators.

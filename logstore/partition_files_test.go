@@ -56,7 +56,7 @@ func TestPartitionKeepsFewSegmentsOpen(t *testing.T) {
 	if err := s.CreateTopic("t", 1, Settings{SegmentBytes: 200}); err != nil {
 		t.Fatal(err)
 	}
-	pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, 300) // ~6 records a segment: 50 segments
+	pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, 3500) // ~6 records a segment: 580 segments
 	p, err := s.OpenPartition("t", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestPartitionKeepsFewSegmentsOpen(t *testing.T) {
 		t.Fatalf("only %d segments; the test needs many more than %d", len(p.segs), maxOpenSegments)
 	}
 	before := openFDs(t)
-	for o := uint64(0); o < 300; o += 3 {
+	for o := uint64(0); o < 3500; o += 3 {
 		pfLookup(t, p, o)
 	}
 	if held := openFDs(t) - before; held > 2*maxOpenSegments {
