@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/seglog/seglog/format"
 )
@@ -11,14 +12,21 @@ import (
 // to a second goroutine (on a second core): it reads the segment ahead of
 // the scan in chunks that end where a record ends, and checks every whole
 // record in them, so the scanning goroutine only parses headers and hands
-// records on. What it checked is only a shortcut: a record it did not
-// check, or a position it did not see as a record start, is checked by
-// the scan as before, so damage is found and reported the same way.
+// records on. When the scan is the faster (large records: the CRC and the
+// kernel copy outweigh the rest) and has to wait for a chunk, the next
+// chunk is handed over unchecked and the scan checks it itself: the work
+// balances between the two. What the reader checked is only a shortcut: a
+// record it did not check, or a position it did not see as a record
+// start, is checked by the scan as before, so damage is found and
+// reported the same way.
 type readAhead struct {
-	chunks chan aheadChunk // read and checked, in file order
+	chunks chan aheadChunk // read (and mostly checked), in file order
 	free   chan []byte     // buffers the scan has finished with
 	quit   chan struct{}
 	done   chan struct{}
+	// The scan waited for a chunk: the reader leaves its next one's CRCs
+	// to the scan.
+	scanWaited atomic.Bool
 }
 
 // aheadChunk is file bytes [pos, pos+len(buf)), the records of which from
@@ -73,8 +81,13 @@ func (a *readAhead) run(f file, pos int64) {
 		}
 		m, err := f.ReadAt(buf[:cap(buf)], pos)
 		buf = buf[:m]
-		end := checkedPrefix(buf)
-		a.chunks <- aheadChunk{pos: pos, buf: buf, checked: pos + int64(end)}
+		check := !a.scanWaited.Swap(false)
+		end := wholeRecords(buf, check)
+		checked := pos
+		if check {
+			checked += int64(end)
+		}
+		a.chunks <- aheadChunk{pos: pos, buf: buf, checked: checked}
 		if err != nil || end == 0 || end < m && !wholeTail(buf[end:]) {
 			return
 		}
@@ -82,14 +95,18 @@ func (a *readAhead) run(f file, pos int64) {
 	}
 }
 
-// checkedPrefix returns how many bytes at the start of b are whole records
-// that pass Verify.
-func checkedPrefix(b []byte) int {
+// wholeRecords returns how many bytes at the start of b are whole records
+// whose headers parse and, with check, that pass Verify.
+func wholeRecords(b []byte, check bool) int {
 	p := 0
 	for {
 		h, err := format.ParseHeader(b[p:])
-		if err == nil {
+		switch {
+		case err != nil:
+		case check:
 			err = h.Verify(b[p:])
+		case h.RecordLen() > int64(len(b)-p):
+			err = format.ErrShort
 		}
 		if err != nil {
 			return p
@@ -109,7 +126,14 @@ func wholeTail(b []byte) bool {
 // next returns the next chunk if it starts at pos and holds n bytes from
 // there; else the reading has gone astray and should be stopped.
 func (a *readAhead) next(pos, n int64) (aheadChunk, bool) {
-	c, ok := <-a.chunks
+	var c aheadChunk
+	var ok bool
+	select {
+	case c, ok = <-a.chunks:
+	default:
+		a.scanWaited.Store(true)
+		c, ok = <-a.chunks
+	}
 	if !ok || c.pos != pos || int64(len(c.buf)) < n {
 		return aheadChunk{}, false
 	}
