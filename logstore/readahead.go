@@ -63,7 +63,8 @@ func startReadAhead(f file, pos int64) *readAhead {
 }
 
 // run reads and checks chunks until the file ends, a record fails a check
-// or does not fit in a chunk (the scan takes over from there), or stop.
+// (the scan takes over from there), or stop. A record larger than a chunk
+// is handed over as a chunk of its first bytes and skipped.
 func (a *readAhead) run(f file, pos int64) {
 	defer close(a.done)
 	defer close(a.chunks)
@@ -88,6 +89,14 @@ func (a *readAhead) run(f file, pos int64) {
 			checked += int64(end)
 		}
 		a.chunks <- aheadChunk{pos: pos, buf: buf, checked: checked}
+		if end == 0 && err == nil {
+			// A record larger than a chunk: the scan reads that one
+			// itself, and the reading goes on after it.
+			if h, herr := format.ParseHeader(buf); herr == nil && h.RecordLen() > int64(cap(buf)) {
+				pos += h.RecordLen()
+				continue
+			}
+		}
 		if err != nil || end == 0 || end < m && !wholeTail(buf[end:]) {
 			return
 		}
@@ -123,21 +132,29 @@ func wholeTail(b []byte) bool {
 	return err == nil || err == format.ErrShort
 }
 
-// next returns the next chunk if it starts at pos and holds n bytes from
-// there; else the reading has gone astray and should be stopped.
+// next returns the chunk that starts at pos if it holds n bytes from
+// there; else the reading has gone astray and should be stopped. Chunks
+// before pos, of a record too big for them that the scan read itself, are
+// given back.
 func (a *readAhead) next(pos, n int64) (aheadChunk, bool) {
-	var c aheadChunk
-	var ok bool
-	select {
-	case c, ok = <-a.chunks:
-	default:
-		a.scanWaited.Store(true)
-		c, ok = <-a.chunks
+	for {
+		var c aheadChunk
+		var ok bool
+		select {
+		case c, ok = <-a.chunks:
+		default:
+			a.scanWaited.Store(true)
+			c, ok = <-a.chunks
+		}
+		if ok && c.pos < pos {
+			a.release(c.buf)
+			continue
+		}
+		if !ok || c.pos != pos || int64(len(c.buf)) < n {
+			return aheadChunk{}, false
+		}
+		return c, true
 	}
-	if !ok || c.pos != pos || int64(len(c.buf)) < n {
-		return aheadChunk{}, false
-	}
-	return c, true
 }
 
 // release gives back a chunk's buffer the scan has finished with.

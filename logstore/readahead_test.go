@@ -46,9 +46,9 @@ func TestReadAheadMatchesPlainScan(t *testing.T) {
 // read-ahead (else the test above proves nothing), and a scan slower than
 // the reader gets chunks whose CRCs the reader checked.
 func TestReadAheadEngages(t *testing.T) {
-	// No record larger than a chunk: one stops the read-ahead for the
-	// rest of its segment.
-	dir, _ := writeMixedPartition(t, rand.New(rand.NewPCG(1, 1)), false)
+	// Records larger than a chunk among the rest: the read-ahead goes on
+	// after each.
+	dir, _ := writeMixedPartition(t, rand.New(rand.NewPCG(1, 1)), true)
 	p, err := OpenPartitionDir(dir, "p")
 	if err != nil {
 		t.Fatal(err)
@@ -59,16 +59,22 @@ func TestReadAheadEngages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer it.Close()
-	served, checked := false, false
-	for n := 0; it.Next() && !(served && checked); n++ {
+	served, checked, afterBig := false, false, false
+	bigIn := -1 // the segment where the last record bigger than a chunk was
+	for n := 0; it.Next() && !(served && checked && afterBig); n++ {
 		served = served || it.lr.pooled
 		checked = checked || it.lr.pooled && it.lr.checked > it.lr.bufPos
+		if len(it.Record().Value) > aheadChunkSize {
+			bigIn = it.i
+		} else if bigIn == it.i && it.lr.pooled {
+			afterBig = true
+		}
 		if n%500 == 0 {
 			time.Sleep(2 * time.Millisecond) // a slow consumer: the reader gets ahead
 		}
 	}
-	if !served || !checked {
-		t.Fatalf("a slow scan of a multi-megabyte segment: read-ahead chunks %v, checked by the reader %v (err %v)", served, checked, it.Err())
+	if !served || !checked || !afterBig {
+		t.Fatalf("a slow scan of a multi-megabyte segment: read-ahead chunks %v, checked by the reader %v, after a record bigger than a chunk %v (err %v)", served, checked, afterBig, it.Err())
 	}
 }
 

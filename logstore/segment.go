@@ -269,12 +269,20 @@ func (r *logReader) verify(pos int64, h *format.Header, b []byte) error {
 }
 
 // fromAhead serves window(pos, n) from the read-ahead, starting one when a
-// scan has got going. false: read here, as without one; a read-ahead that
-// went astray (a seek, damage, a record bigger than its chunks) is stopped
-// and not started again for this file.
+// scan has got going. false: read here, as without one. A record bigger
+// than the read-ahead's chunks is read here while the read-ahead goes on
+// after it; one that went astray (a seek, damage) is stopped and not
+// started again for this file.
 func (r *logReader) fromAhead(pos, n int64) ([]byte, bool) {
+	if n > aheadChunkSize {
+		if r.pooled {
+			r.ahead.release(r.buf)
+			r.buf, r.pooled = nil, false
+		}
+		return nil, false
+	}
 	if r.ahead == nil {
-		if !r.scan || r.chunk < scanChunk || n > aheadChunkSize || runtime.GOMAXPROCS(0) < 2 {
+		if !r.scan || r.chunk < scanChunk || runtime.GOMAXPROCS(0) < 2 {
 			return nil, false
 		}
 		r.ahead = startReadAhead(r.f, pos)
