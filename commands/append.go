@@ -207,11 +207,7 @@ func runAppend(e *env, o appendOptions) error {
 		w, err := store.OpenWriter(o.topic, p, wopts)
 		if err != nil {
 			a.closeWriters()
-			var locked *logstore.LockedError
-			if errors.As(err, &locked) && o.lockWait != logstore.WaitForever {
-				return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
-			}
-			return err
+			return lockAdvice(err, o.lockWait)
 		}
 		a.writers[p], a.first[p] = w, w.NextOffset()
 	}

@@ -167,11 +167,7 @@ func runImport(e *env, o importOptions) error {
 	w, err := store.OpenWriter(o.topic, p, logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
 		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }})
 	if err != nil {
-		var locked *logstore.LockedError
-		if errors.As(err, &locked) && o.lockWait != logstore.WaitForever {
-			return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
-		}
-		return err
+		return lockAdvice(err, o.lockWait)
 	}
 	sum := importSummary{Source: dir, Topic: o.topic, Partition: p}
 	ierr := importRecords(e, l, w, o, &sum)

@@ -124,21 +124,17 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	var parts []verifyPart
 	var simpleDirs []string
 	for _, arg := range args {
-		if dir, ok, err := simpleTarget(arg); err != nil || ok {
-			if err == nil {
-				err = simplePartition(o.partition, dir)
+		dir, simple, err := simpleTarget(arg)
+		var ps []verifyPart
+		switch {
+		case err != nil:
+		case simple:
+			if err = simplePartition(o.partition, dir); err == nil {
 				simpleDirs = append(simpleDirs, dir)
 			}
-			var ue *usageError
-			if errors.As(err, &ue) {
-				return err
-			}
-			if err != nil {
-				probs = append(probs, err)
-			}
-			continue
+		default:
+			ps, err = verifyGather(e, arg, o.partition, &probs)
 		}
-		ps, err := verifyGather(e, arg, o.partition, &probs)
 		var ue *usageError
 		if errors.As(err, &ue) {
 			return err

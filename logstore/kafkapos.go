@@ -93,13 +93,3 @@ func (s *Store) SaveKafkaImportPosition(topic string, pos KafkaImportPosition) e
 	}
 	return nil
 }
-
-// Sync writes what is buffered and, unless the writer never syncs, makes
-// it durable now, whatever its SyncMode says about when: an importer
-// saves where it got to only after the records before it are safe.
-func (w *Writer) Sync() error {
-	if err := w.Flush(); err != nil || w.opts.Sync == SyncNever || w.durable == w.written {
-		return err
-	}
-	return w.sync()
-}

@@ -373,6 +373,16 @@ func (w *Writer) write(unbuffered ...[]byte) error {
 	return nil
 }
 
+// Sync writes what is buffered and, unless the writer never syncs, makes
+// it durable now, whatever its SyncMode says about when: an importer
+// saves where it got to only after the records before it are safe.
+func (w *Writer) Sync() error {
+	if err := w.Flush(); err != nil || w.opts.Sync == SyncNever || w.durable == w.written {
+		return err
+	}
+	return w.sync()
+}
+
 // failedWrite handles a .log write that wrote n bytes and failed: it keeps
 // the whole records among those n bytes (and their index entries), cuts
 // the rest, and describes what happened.
