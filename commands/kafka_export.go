@@ -138,25 +138,14 @@ func parseKafkaExportOptions(c *cli.Context, now time.Time) (kafkaExportOptions,
 type exportPart struct {
 	ref      partitionRef
 	p        *logstore.Partition
-	from     uint64 // the first offset exported
-	next     uint64 // the partition's end when the export started
-	mu       sync.Mutex
-	slab     exportSlab               // used by the partition's reader only
+	from     uint64                   // the first offset exported
+	next     uint64                   // the partition's end when the export started
 	promise  func(*kgo.Record, error) // calls acknowledged
-	inFlight []exportSent             // oldest first: the records produced and not yet settled
+	mu       sync.Mutex               // guards what follows
+	inFlight exportQueue              // the records produced and not yet settled
 	acked    uint64                   // the offset after the last one acknowledged, all before it too
 	failed   bool                     // a record was not acknowledged: acked stays where it is
 	stats    kafkaPartStats
-}
-
-// exportSent is a record handed to the client. Acknowledgements come in
-// order, but a record the client refuses itself (too large) fails at
-// once, before those produced ahead of it are acknowledged.
-type exportSent struct {
-	rec    *kgo.Record
-	offset uint64
-	done   bool // acknowledged
-	err    error
 }
 
 // exporter produces the records of some partitions to Kafka.
@@ -405,55 +394,17 @@ func (x *exporter) produce(ctx context.Context, ep *exportPart, r logstore.Recor
 	if err := x.failure(); err != nil {
 		return err
 	}
-	rec := ep.slab.record()
-	rec.Partition, rec.Timestamp = int32(ep.ref.partition), time.Unix(0, r.Timestamp)
-	rec.Value = ep.slab.copy(r.Value) // empty, not null: a tombstone is something else
+	var key []byte
 	if len(r.Key) > 0 {
-		rec.Key = ep.slab.copy(r.Key)
+		key = r.Key
 	}
 	ep.mu.Lock()
-	ep.inFlight = append(ep.inFlight, exportSent{rec: rec, offset: r.Offset})
+	rec := ep.inFlight.put(r.Offset, key, r.Value)
 	ep.mu.Unlock()
+	rec.Partition, rec.Timestamp = int32(ep.ref.partition), time.Unix(0, r.Timestamp)
 	x.sent.Add(1)
 	x.cl.Produce(ctx, rec, ep.promise)
 	return nil
-}
-
-// exportSlab hands out records, and room for their keys and values, from
-// blocks: two allocations per many records rather than three per record,
-// which halves the export's CPU time. A block is freed once its last
-// record is acknowledged.
-type exportSlab struct {
-	recs []kgo.Record
-	buf  []byte
-}
-
-// Blocks stay small objects for Go's allocator (at most 32 KiB).
-const (
-	slabRecords = 128
-	slabBytes   = 32 << 10
-)
-
-func (s *exportSlab) record() *kgo.Record {
-	if len(s.recs) == 0 {
-		s.recs = make([]kgo.Record, slabRecords)
-	}
-	r := &s.recs[0]
-	s.recs = s.recs[1:]
-	return r
-}
-
-// copy returns a copy of b, never nil.
-func (s *exportSlab) copy(b []byte) []byte {
-	if len(b) > slabBytes/4 {
-		return append(make([]byte, 0, len(b)), b...)
-	}
-	if s.buf == nil || cap(s.buf)-len(s.buf) < len(b) {
-		s.buf = make([]byte, 0, slabBytes)
-	}
-	n := len(s.buf)
-	s.buf = append(s.buf, b...)
-	return s.buf[n:len(s.buf):len(s.buf)]
 }
 
 // acknowledged is the promise of a record. It moves acked over the
@@ -462,15 +413,10 @@ func (s *exportSlab) copy(b []byte) []byte {
 func (x *exporter) acknowledged(ep *exportPart, rec *kgo.Record, err error) {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	// Usually the oldest: looked for from there.
-	for i := range ep.inFlight {
-		if s := &ep.inFlight[i]; s.rec == rec {
-			s.done, s.err = err == nil, err
-			break
-		}
+	if s := ep.inFlight.find(rec); s != nil {
+		s.done, s.err = err == nil, err
 	}
-	for len(ep.inFlight) > 0 && !ep.failed {
-		head := &ep.inFlight[0]
+	for head := ep.inFlight.oldest(); head != nil && !ep.failed; head = ep.inFlight.oldest() {
 		switch {
 		case head.err != nil:
 			ep.failed = true
@@ -479,8 +425,7 @@ func (x *exporter) acknowledged(ep *exportPart, rec *kgo.Record, err error) {
 			ep.acked = head.offset + 1
 			ep.stats.add(int64(head.offset), len(head.rec.Key)+len(head.rec.Value))
 			x.acked.Add(1)
-			ep.inFlight[0] = exportSent{} // let the record go
-			ep.inFlight = ep.inFlight[1:] // append moves what is left to a new array when it fills
+			ep.inFlight.drop()
 			continue
 		}
 		break

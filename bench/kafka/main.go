@@ -27,8 +27,12 @@ import (
 
 func main() {
 	topics := flag.String("topics", "", "comma-separated topics to create, one partition each")
+	dir := flag.String("dir", "", "keep the cluster's logs in files under `DIR`, as a broker does, rather than in memory")
 	flag.Parse()
 	opts := []kfake.Opt{kfake.NumBrokers(1)}
+	if *dir != "" {
+		opts = append(opts, kfake.DataDir(*dir))
+	}
 	if *topics != "" {
 		opts = append(opts, kfake.SeedTopics(1, strings.Split(*topics, ",")...))
 	}
