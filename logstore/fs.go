@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,7 +70,14 @@ func (o osFS) OpenFile(name string, flag int, perm os.FileMode) (file, error) {
 	return osFile{f}, nil
 }
 
+// filesMoved counts the renames and removals this process made below data
+// directories. A Partition checks the segments it keeps open again when it
+// changed: deletions this process made (a sweep or recover in-process) are
+// seen by the very next read, other processes' within keptOpenRecheck.
+var filesMoved atomic.Uint64
+
 func (o osFS) Rename(oldpath, newpath string, noReplace bool) error {
+	defer filesMoved.Add(1)
 	if err := o.checkDirs(oldpath, newpath); err != nil {
 		return err
 	}
@@ -96,6 +104,7 @@ func (o osFS) Rename(oldpath, newpath string, noReplace bool) error {
 var errNoExchange = errors.New("the filesystem cannot swap directories atomically (renameat2 RENAME_EXCHANGE)")
 
 func (o osFS) Exchange(a, b string) error {
+	defer filesMoved.Add(1)
 	// Swapped out, a link would be emptied by the removal of what was
 	// swapped: its target's files, outside the data directory.
 	for _, p := range []string{a, b} {
@@ -116,6 +125,7 @@ func (o osFS) Exchange(a, b string) error {
 // Remove, Link and Mkdir never follow a link in their last component:
 // only the directories on the way are checked.
 func (o osFS) Remove(name string) error {
+	defer filesMoved.Add(1)
 	if err := o.checkDirs(name); err != nil {
 		return err
 	}

@@ -1,10 +1,14 @@
 package logstore
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/seglog/seglog/format"
 )
 
 // openFDs counts this process's open file descriptors.
@@ -102,5 +106,108 @@ func TestPartitionKeptIndexGrows(t *testing.T) {
 	sf := p.open[0]
 	if sf == nil || sf.idx == nil || sf.idx.n != 5000 {
 		t.Fatalf("the kept index was not refreshed: %+v", sf)
+	}
+}
+
+// A segment a Partition keeps open and another process deletes is no
+// longer served once keptOpenRecheck has passed: reads get
+// NoLongerAvailableError. (This process's sweeps are seen at once:
+// TestRetentionReadAcrossSweep.)
+func TestPartitionNoticesKeptSegmentDeleted(t *testing.T) {
+	s := Open(t.TempDir())
+	if err := s.CreateTopic("t", 1, Settings{SegmentBytes: 400}); err != nil {
+		t.Fatal(err)
+	}
+	pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, 60)
+	p, err := s.OpenPartition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.segs) < 3 {
+		t.Fatalf("%d segments; the test needs 3 or more", len(p.segs))
+	}
+	first := p.segs[0]
+	pfLookup(t, p, first.base+1)
+	if p.open[first.base] == nil {
+		t.Fatal("the first segment is not kept open after a lookup")
+	}
+	for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
+		if err := os.Remove(first.path(ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(keptOpenRecheck + 5*time.Millisecond)
+	it, err := p.Read(first.base + 1)
+	if err == nil {
+		defer it.Close()
+		if it.Next() {
+			t.Fatalf("read offset %d of a segment deleted %v ago: got it", first.base+1, keptOpenRecheck)
+		}
+		err = it.Err()
+	}
+	var gone *NoLongerAvailableError
+	if !errors.As(err, &gone) || gone.Start != p.segs[1].base {
+		t.Fatalf("read of a deleted segment: %v; want NoLongerAvailableError with start %d", err, p.segs[1].base)
+	}
+	pfLookup(t, p, p.segs[1].base+1) // the rest still reads
+}
+
+// With the index's entry after the target at hand, a point lookup reads
+// the record alone, not a page; an index lying about where the next record
+// starts costs a second read, never a wrong record.
+func TestPartitionLookupReadsOneRecord(t *testing.T) {
+	for _, lie := range []struct {
+		name string
+		pos  func(real int64) int64 // the position written for entry 2
+	}{
+		{"true index", nil},
+		{"next entry too close", func(real int64) int64 { return real - 20 }},
+		{"next entry too far", func(real int64) int64 { return real + 5000 }},
+		{"next entry past the file", func(real int64) int64 { return 1 << 40 }},
+	} {
+		t.Run(lie.name, func(t *testing.T) {
+			s := Open(t.TempDir())
+			if err := s.CreateTopic("t", 1, Settings{}); err != nil {
+				t.Fatal(err)
+			}
+			pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, 50)
+			p, err := s.OpenPartition("t", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			idx := p.segs[0].path(format.IndexExt)
+			b, err := os.ReadFile(idx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := func(i int) []byte { return b[i*format.IndexEntryLen+8 : (i+1)*format.IndexEntryLen] }
+			pos1, pos2 := int64(binary.BigEndian.Uint64(pos(1))), int64(binary.BigEndian.Uint64(pos(2)))
+			if lie.pos != nil {
+				binary.BigEndian.PutUint64(pos(2), uint64(lie.pos(pos2)))
+				if err := os.WriteFile(idx, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			it, err := p.Read(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			if !it.Next() {
+				t.Fatalf("no record: %v", it.Err())
+			}
+			if r := it.Record(); r.Offset != 1 || string(r.Value) != "value 1" {
+				t.Fatalf("got offset %d %q", r.Offset, r.Value)
+			}
+			if lie.pos == nil && int64(len(it.lr.buf)) != pos2-pos1 {
+				t.Errorf("read %d bytes for a record of %d", len(it.lr.buf), pos2-pos1)
+			}
+			// Every record still reads, from the same Partition.
+			for o := uint64(0); o < 50; o++ {
+				pfLookup(t, p, o)
+			}
+		})
 	}
 }

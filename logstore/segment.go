@@ -149,6 +149,12 @@ func newLogReader(f file) *logReader {
 	return &logReader{f: f, chunk: lookupChunk, size: -1, checked: -1}
 }
 
+// firstRead sets how much the reader's next read from the file takes, when
+// that is known to be a whole record of n bytes; reads grow from there.
+func (r *logReader) firstRead(n int64) {
+	r.chunk = int(min(max(n, format.HeaderLen), lookupChunk))
+}
+
 // sequentialAdviser is a file that can tell the kernel it is being read
 // start to end: a scan then gets a larger read-ahead on a cold cache.
 type sequentialAdviser interface{ adviseSequential() }
@@ -437,6 +443,14 @@ func (x *indexReader) refresh() bool {
 	return true
 }
 
+// known returns entry i if the last read brought it in.
+func (x *indexReader) known(i int64) (format.IndexEntry, bool) {
+	if x.seenAt < 0 || i < x.seenAt || i >= x.seenAt+x.seenLen {
+		return format.IndexEntry{}, false
+	}
+	return x.seen[i-x.seenAt], true
+}
+
 func (x *indexReader) entry(i int64) (format.IndexEntry, error) {
 	o, p, err := x.pair(i)
 	return format.IndexEntry{Offset: o, Pos: p}, err
@@ -534,9 +548,15 @@ func seekInSegment(seg segment, lr *logReader, target uint64) (int64, uint64) {
 
 // seekWithIndex is seekInSegment with seg's .index open as x.
 func seekWithIndex(seg segment, lr *logReader, x *indexReader, target uint64) (int64, uint64) {
-	e, _, ok, err := x.floor(target)
+	e, i, ok, err := x.floor(target)
 	if err != nil || !ok || e.Offset < seg.base || e.Pos < 0 {
 		return 0, seg.base
+	}
+	// The search read the entry after the target's too: its position says
+	// how long the record is, so a point lookup reads that record rather
+	// than a page (a third of a lookup's time went to copying the page).
+	if next, ok := x.known(i + 1); ok && e.Offset == target && next.Pos > e.Pos {
+		lr.firstRead(next.Pos - e.Pos)
 	}
 	if h, err := lr.check(e.Pos); err != nil || h.Offset != e.Offset {
 		return 0, seg.base
