@@ -391,8 +391,8 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 		return err
 	}
 	defer copied.Close()
-	// Two cores at work: the kernel copies piece i+1 while piece i is read
-	// back and checked.
+	// Two cores and the disk at work: the kernel copies piece i+1 while
+	// piece i is read back and checked, and written to disk.
 	type piece struct{ at, n int64 }
 	pieces := make(chan piece, 2)
 	stop := make(chan struct{})
@@ -404,6 +404,11 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 			if copyErr = files[2].CopyFrom(src, at, n); copyErr != nil {
 				return
 			}
+			// The disk writes each piece while the next ones are copied,
+			// rather than all of a segment when it ends: the final sync
+			// then waits for the last piece only. A hint; errors surface
+			// in that sync.
+			_ = files[2].StartWriteback(at, n)
 			select {
 			case pieces <- piece{at, n}:
 			case <-stop:
