@@ -8,8 +8,9 @@ import (
 // hash/crc32 takes inputs shorter than 16 bytes a byte at a time, and those
 // are a record's 8 timestamp bytes and the tail of its body: for 100-byte
 // records that cost more than the body itself. crcUpdate sends the long,
-// 16-byte-aligned part to hash/crc32's carry-less multiply code and takes
-// the rest 8 bytes at a time with slicing-by-8 tables.
+// 16-byte-aligned part to carry-less multiply code (foldAVX2 where the CPU
+// has it, else hash/crc32's) and takes the rest 8 bytes at a time with
+// slicing-by-8 tables.
 var crcTables = func() (t [8][256]uint32) {
 	t[0] = *crc32.IEEETable
 	for i := range 256 {
@@ -24,20 +25,29 @@ var crcTables = func() (t [8][256]uint32) {
 
 // crcUpdate is crc32.Update(c, crc32.IEEETable, p).
 func crcUpdate(c uint32, p []byte) uint32 {
+	rest := p
 	if len(p) >= 64 {
-		n := len(p) &^ 15
-		c = crc32.Update(c, crc32.IEEETable, p[:n])
-		p = p[n:]
+		if haveFold && len(p) >= foldMin {
+			// foldAVX2 leaves 16 bytes of state, whose CRC from zero
+			// continues into the tail, both taken below.
+			var state [32]byte
+			n := foldAVX2(^c, p, (*[16]byte)(state[:16]))
+			c, rest = 0xffffffff, state[:16+copy(state[16:], p[n:])]
+		} else {
+			n := len(p) &^ 15
+			c = crc32.Update(c, crc32.IEEETable, p[:n])
+			rest = p[n:]
+		}
 	}
 	t := &crcTables
 	c = ^c
-	for len(p) >= 8 {
-		c ^= binary.LittleEndian.Uint32(p)
-		c = t[0][p[7]] ^ t[1][p[6]] ^ t[2][p[5]] ^ t[3][p[4]] ^
+	for len(rest) >= 8 {
+		c ^= binary.LittleEndian.Uint32(rest)
+		c = t[0][rest[7]] ^ t[1][rest[6]] ^ t[2][rest[5]] ^ t[3][rest[4]] ^
 			t[4][c>>24] ^ t[5][c>>16&0xff] ^ t[6][c>>8&0xff] ^ t[7][c&0xff]
-		p = p[8:]
+		rest = rest[8:]
 	}
-	for _, b := range p {
+	for _, b := range rest {
 		c = t[0][byte(c)^b] ^ c>>8
 	}
 	return ^c

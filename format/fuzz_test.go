@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math"
 	"regexp"
 	"strconv"
@@ -288,6 +289,20 @@ func FuzzParsePartition(f *testing.F) {
 		}
 		if strconv.Itoa(n) != name {
 			t.Fatalf("ParsePartition(%q) = %d", name, n)
+		}
+	})
+}
+
+// FuzzCRC: the record CRC, on whichever path the CPU takes, is hash/crc32's
+// IEEE CRC for any input and starting value.
+func FuzzCRC(f *testing.F) {
+	f.Add([]byte(""), uint32(0))
+	f.Add(bytes.Repeat([]byte{0xa5}, 127), uint32(1))
+	f.Add(bytes.Repeat([]byte("0123456789abcdef"), 8), uint32(0xffffffff))
+	f.Add(bytes.Repeat([]byte{1, 2, 3}, 700), uint32(0xdeadbeef))
+	f.Fuzz(func(t *testing.T, p []byte, start uint32) {
+		if got, want := format.UpdateChecksum(start, p), crc32.Update(start, crc32.IEEETable, p); got != want {
+			t.Fatalf("UpdateChecksum(%08x, %d bytes) = %08x, want %08x", start, len(p), got, want)
 		}
 	})
 }

@@ -1,0 +1,123 @@
+#include "textflag.h"
+
+// Folding constants for CRC-32 IEEE, bit-reflected (see crc_amd64.go):
+// for a distance of D bits, x^(D+32) mod P in the low quadword and
+// x^(D-32) mod P in the high one.
+DATA fold1024<>+0(SB)/8, $0x1e88ef372
+DATA fold1024<>+8(SB)/8, $0x14a7fe880
+GLOBL fold1024<>(SB), RODATA, $16
+DATA fold512<>+0(SB)/8, $0x154442bd4
+DATA fold512<>+8(SB)/8, $0x1c6e41596
+GLOBL fold512<>(SB), RODATA, $16
+DATA fold256<>+0(SB)/8, $0xf1da05aa
+DATA fold256<>+8(SB)/8, $0x15a546366
+GLOBL fold256<>(SB), RODATA, $16
+DATA fold128<>+0(SB)/8, $0x1751997d0
+DATA fold128<>+8(SB)/8, $0xccaa009e
+GLOBL fold128<>(SB), RODATA, $16
+
+// func foldAVX2(crc uint32, p []byte, state *[16]byte) int
+//
+// Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
+// folded into one lane, which then takes the remaining whole 16-byte
+// blocks. len(p) >= 128.
+TEXT ·foldAVX2(SB), NOSPLIT, $0-48
+	MOVL crc+0(FP), AX
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), CX
+	MOVQ state+32(FP), DI
+	MOVQ CX, BX
+
+	VMOVDQU 0(SI), Y1
+	VMOVDQU 32(SI), Y2
+	VMOVDQU 64(SI), Y3
+	VMOVDQU 96(SI), Y4
+	VMOVD   AX, X0
+	VPXOR   Y0, Y1, Y1
+	ADDQ    $128, SI
+	SUBQ    $128, CX
+	VBROADCASTI128 fold1024<>(SB), Y0
+
+rounds:
+	CMPQ CX, $128
+	JL   merge
+	VPCLMULQDQ $0x00, Y0, Y1, Y5
+	VPCLMULQDQ $0x11, Y0, Y1, Y1
+	VPCLMULQDQ $0x00, Y0, Y2, Y6
+	VPCLMULQDQ $0x11, Y0, Y2, Y2
+	VPCLMULQDQ $0x00, Y0, Y3, Y7
+	VPCLMULQDQ $0x11, Y0, Y3, Y3
+	VPCLMULQDQ $0x00, Y0, Y4, Y8
+	VPCLMULQDQ $0x11, Y0, Y4, Y4
+	VPXOR      Y5, Y1, Y1
+	VPXOR      Y6, Y2, Y2
+	VPXOR      Y7, Y3, Y3
+	VPXOR      Y8, Y4, Y4
+	VPXOR      0(SI), Y1, Y1
+	VPXOR      32(SI), Y2, Y2
+	VPXOR      64(SI), Y3, Y3
+	VPXOR      96(SI), Y4, Y4
+	ADDQ       $128, SI
+	SUBQ       $128, CX
+	JMP        rounds
+
+merge:
+	// Y1 onto Y3 and Y2 onto Y4, 64 bytes on.
+	VBROADCASTI128 fold512<>(SB), Y0
+	VPCLMULQDQ $0x00, Y0, Y1, Y5
+	VPCLMULQDQ $0x11, Y0, Y1, Y1
+	VPCLMULQDQ $0x00, Y0, Y2, Y6
+	VPCLMULQDQ $0x11, Y0, Y2, Y2
+	VPXOR      Y5, Y1, Y1
+	VPXOR      Y6, Y2, Y2
+	VPXOR      Y3, Y1, Y1
+	VPXOR      Y4, Y2, Y2
+	// Y1 onto Y2, 32 bytes on.
+	VBROADCASTI128 fold256<>(SB), Y0
+	VPCLMULQDQ $0x00, Y0, Y1, Y5
+	VPCLMULQDQ $0x11, Y0, Y1, Y1
+	VPXOR      Y5, Y1, Y1
+	VPXOR      Y2, Y1, Y1
+	// Its low lane onto its high one, 16 bytes on.
+	VEXTRACTI128 $1, Y1, X2
+	VMOVDQU    fold128<>(SB), X0
+	VPCLMULQDQ $0x00, X0, X1, X5
+	VPCLMULQDQ $0x11, X0, X1, X1
+	VPXOR      X5, X1, X1
+	VPXOR      X2, X1, X1
+
+blocks:
+	CMPQ CX, $16
+	JL   done
+	VPCLMULQDQ $0x00, X0, X1, X5
+	VPCLMULQDQ $0x11, X0, X1, X1
+	VPXOR      X5, X1, X1
+	VPXOR      0(SI), X1, X1
+	ADDQ       $16, SI
+	SUBQ       $16, CX
+	JMP        blocks
+
+done:
+	VMOVDQU X1, 0(DI)
+	SUBQ    CX, BX
+	MOVQ    BX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv() (eax uint32)
+TEXT ·xgetbv(SB), NOSPLIT, $0-4
+	MOVL   $0, CX
+	XGETBV
+	MOVL   AX, eax+0(FP)
+	RET
