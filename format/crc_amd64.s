@@ -20,20 +20,28 @@ GLOBL fold128<>(SB), RODATA, $16
 //
 // Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
 // folded into one lane, which then takes the remaining whole 16-byte
-// blocks. len(p) >= 128.
+// blocks. len(p) >= 64: under 128 bytes, the first 64 start as the last
+// two YMM registers of the merge.
 TEXT ·foldAVX2(SB), NOSPLIT, $0-48
 	MOVL crc+0(FP), AX
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
 	MOVQ state+32(FP), DI
 	MOVQ CX, BX
-
+	VMOVD   AX, X0
 	VMOVDQU 0(SI), Y1
 	VMOVDQU 32(SI), Y2
+	VPXOR   Y0, Y1, Y1
+	CMPQ    CX, $128
+	JGE     long
+	// 64 to 127 bytes: the two halves of the first 64 go to the last merges.
+	ADDQ    $64, SI
+	SUBQ    $64, CX
+	JMP     half
+
+long:
 	VMOVDQU 64(SI), Y3
 	VMOVDQU 96(SI), Y4
-	VMOVD   AX, X0
-	VPXOR   Y0, Y1, Y1
 	ADDQ    $128, SI
 	SUBQ    $128, CX
 	VBROADCASTI128 fold1024<>(SB), Y0
@@ -72,6 +80,8 @@ merge:
 	VPXOR      Y6, Y2, Y2
 	VPXOR      Y3, Y1, Y1
 	VPXOR      Y4, Y2, Y2
+
+half:
 	// Y1 onto Y2, 32 bytes on.
 	VBROADCASTI128 fold256<>(SB), Y0
 	VPCLMULQDQ $0x00, Y0, Y1, Y5
