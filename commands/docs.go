@@ -28,6 +28,10 @@ var fixedValues = map[string][]string{
 	"sync":   {"exit", "batch", "never"},
 	"input":  {"lines", "json"},
 	"kind":   {"index", "timeindex", "both"},
+	// kafka export and import
+	"compression":    {"none", "gzip", "snappy", "lz4", "zstd"},
+	"from":           {"beginning", "end"},
+	"sasl-mechanism": {"plain", "scram-sha-256", "scram-sha-512"},
 }
 
 // docsApp is the app the generators describe.
@@ -83,6 +87,42 @@ func visibleCommands(app *cli.App) []*cli.Command {
 		}
 	}
 	return cmds
+}
+
+// complCommand is a command as the completion scripts know it: by its
+// name, or "parent-sub" for a subcommand ("kafka-export"), which the
+// scripts make of "kafka export" as they read the command line.
+type complCommand struct {
+	key string
+	cmd *cli.Command
+}
+
+// complCommands are visibleCommands followed, each, by its subcommands.
+func complCommands(app *cli.App) []complCommand {
+	var out []complCommand
+	for _, c := range visibleCommands(app) {
+		out = append(out, complCommand{c.Name, c})
+		for _, sub := range c.Subcommands {
+			if !sub.Hidden {
+				out = append(out, complCommand{c.Name + "-" + sub.Name, sub})
+			}
+		}
+	}
+	return out
+}
+
+// subcommandPairs are "parent:sub" for every subcommand, for the scripts
+// to tell "kafka export" from the command kafka with an argument.
+func subcommandPairs(app *cli.App) []string {
+	var pairs []string
+	for _, c := range visibleCommands(app) {
+		for _, sub := range c.Subcommands {
+			if !sub.Hidden {
+				pairs = append(pairs, c.Name+":"+sub.Name)
+			}
+		}
+	}
+	return pairs
 }
 
 // manCommands is visibleCommands with each command that has subcommands
@@ -392,6 +432,8 @@ func flagValue(f docFlag) complValue {
 	switch f.long {
 	case "data-dir", "to":
 		return complValue{kind: kindDirs}
+	case "tls-ca", "tls-cert", "tls-key":
+		return complValue{kind: kindFiles}
 	case "partition":
 		return complValue{kind: kindPartitions}
 	case "to-topic":
@@ -404,6 +446,18 @@ func flagValue(f docFlag) complValue {
 
 // argValue is how the n-th (0-based) positional argument of cmd completes.
 func argValue(app *cli.App, cmd *cli.Command, n int) complValue {
+	if len(cmd.Subcommands) > 0 {
+		if n > 0 {
+			return complValue{kind: kindNone}
+		}
+		var names []string
+		for _, sub := range cmd.Subcommands {
+			if !sub.Hidden {
+				names = append(names, sub.Name)
+			}
+		}
+		return complValue{kindWords, names}
+	}
 	switch cmd.Name {
 	case "completion":
 		if n == 0 {
@@ -533,29 +587,29 @@ func shCases(b *bytes.Buffer, app *cli.App, zsh bool) {
 	}
 	// _seglog_value_flags CMD: the flags of CMD that take a value.
 	b.WriteString("_seglog_value_flags() {\n    case $1 in\n")
-	for _, cmd := range app.Commands {
+	for _, cc := range complCommands(app) {
 		var names []string
-		for _, f := range docFlags(cmd.Flags) {
+		for _, f := range docFlags(cc.cmd.Flags) {
 			if f.takesValue() {
 				names = append(names, f.names()...)
 			}
 		}
 		if len(names) > 0 {
-			fmt.Fprintf(b, "    %s) echo %s ;;\n", cmd.Name, sq(" "+strings.Join(append(names, globalValueFlags...), " ")+" "))
+			fmt.Fprintf(b, "    %s) echo %s ;;\n", cc.key, sq(" "+strings.Join(append(names, globalValueFlags...), " ")+" "))
 		}
 	}
 	fmt.Fprintf(b, "    *) echo %s ;;\n    esac\n}\n\n", sq(" "+strings.Join(globalValueFlags, " ")+" "))
 
 	// _seglog_flag_value CMD FLAG: complete FLAG's value; false if FLAG takes none.
 	b.WriteString("_seglog_flag_value() {\n    case $1:$2 in\n")
-	for _, cmd := range visibleCommands(app) {
-		for _, f := range docFlags(cmd.Flags) {
+	for _, cc := range complCommands(app) {
+		for _, f := range docFlags(cc.cmd.Flags) {
 			if !f.takesValue() {
 				continue
 			}
 			var pats []string
 			for _, n := range f.names() {
-				pats = append(pats, cmd.Name+":"+n)
+				pats = append(pats, cc.key+":"+n)
 			}
 			fmt.Fprintf(b, "    %s) %s ;;\n", strings.Join(pats, "|"), shAction(flagValue(f), zsh))
 		}
@@ -575,24 +629,32 @@ func shCases(b *bytes.Buffer, app *cli.App, zsh bool) {
 	// _seglog_flags CMD: every flag of CMD.
 	b.WriteString("_seglog_flags() {\n    case $1 in\n")
 	gl := append(allFlagNames(globals), "--help", "-h")
-	for _, cmd := range visibleCommands(app) {
-		fmt.Fprintf(b, "    %s) echo %s ;;\n", cmd.Name, sq(strings.Join(append(allFlagNames(docFlags(cmd.Flags)), gl...), " ")))
+	for _, cc := range complCommands(app) {
+		fmt.Fprintf(b, "    %s) echo %s ;;\n", cc.key, sq(strings.Join(append(allFlagNames(docFlags(cc.cmd.Flags)), gl...), " ")))
 	}
 	fmt.Fprintf(b, "    *) echo %s ;;\n    esac\n}\n\n", sq(strings.Join(append(gl, "--version", "-v"), " ")))
 
 	// _seglog_arg CMD N: complete CMD's N-th (0-based) argument.
 	b.WriteString("_seglog_arg() {\n    case $1 in\n")
-	for _, cmd := range visibleCommands(app) {
-		first, second, rest := argValue(app, cmd, 0), argValue(app, cmd, 1), argValue(app, cmd, 2)
+	for _, cc := range complCommands(app) {
+		first, second, rest := argValue(app, cc.cmd, 0), argValue(app, cc.cmd, 1), argValue(app, cc.cmd, 2)
 		if slices.Equal(first.words, second.words) && first.kind == second.kind && second.kind == rest.kind {
-			fmt.Fprintf(b, "    %s) %s ;;\n", cmd.Name, shAction(first, zsh))
+			fmt.Fprintf(b, "    %s) %s ;;\n", cc.key, shAction(first, zsh))
 			continue
 		}
 		fmt.Fprintf(b, "    %s)\n        case $2 in\n        0) %s ;;\n        1) %s ;;\n        *) %s ;;\n        esac ;;\n",
-			cmd.Name, shAction(first, zsh), shAction(second, zsh), shAction(rest, zsh))
+			cc.key, shAction(first, zsh), shAction(second, zsh), shAction(rest, zsh))
 	}
 	fmt.Fprintf(b, "    help) %s ;;\n", shAction(complValue{kindWords, commandNames(app)}, zsh))
 	b.WriteString("    esac\n}\n\n")
+
+	// _seglog_sub CMD WORD: whether WORD, CMD's first argument, names one
+	// of its subcommands.
+	b.WriteString("_seglog_sub() {\n    case $1:$2 in\n")
+	if pairs := subcommandPairs(app); len(pairs) > 0 {
+		fmt.Fprintf(b, "    %s) return 0 ;;\n", strings.Join(pairs, "|"))
+	}
+	b.WriteString("    esac\n    return 1\n}\n\n")
 }
 
 const shParse = `    # Find the command and its arguments so far, and a --data-dir to pass on.
@@ -619,6 +681,9 @@ const shParse = `    # Find the command and its arguments so far, and a --data-d
         *)
             if [[ -z $cmd ]]; then
                 cmd=$w
+                vf=$(_seglog_value_flags "$cmd")
+            elif ((${#pos[@]} == 0)) && _seglog_sub "$cmd" "$w"; then
+                cmd=$cmd-$w
                 vf=$(_seglog_value_flags "$cmd")
             else
                 pos+=("$w")
@@ -785,8 +850,8 @@ func fishScript(app *cli.App) string {
 			vf = append(vf, f.names()...)
 		}
 	}
-	b.WriteString(`# fish completion for seglog.
-# Generated by ` + "`go generate ./...`" + ` from the command definitions; do not edit.
+	b.WriteString(strings.ReplaceAll(`# fish completion for seglog.
+# Generated by `+"`go generate ./...`"+` from the command definitions; do not edit.
 # Install: seglog completion fish > ~/.config/fish/completions/seglog.fish
 
 # __seglog_words: the command line so far, without flags and their values;
@@ -797,13 +862,14 @@ function __seglog_words
     set -l skip 0
     set -l dashdash 0
     set -l cmd
+    set -l out
     for w in $tokens[2..-1]
         if test $skip = 1
             set skip 0
             continue
         end
         if test $dashdash = 1
-            echo $w
+            set -a out $w
             continue
         end
         switch $w
@@ -820,8 +886,16 @@ function __seglog_words
                     set skip 1
                 end
             case '*'
-                test -z "$cmd"; and set cmd $w
-                echo $w
+                if test -z "$cmd"
+                    set cmd $w
+                    set -a out $w
+                else if test (count $out) -eq 1; and contains -- "$cmd:$w" SUBCOMMANDS
+                    # "kafka export" is the command kafka-export.
+                    set cmd $cmd-$w
+                    set out[1] $cmd
+                else
+                    set -a out $w
+                end
         end
     end
     # The value of a trailing -d: look it up again.
@@ -829,20 +903,21 @@ function __seglog_words
     if test -n "$i"; and test (count $tokens) -gt $i
         set -g __seglog_dd --data-dir $tokens[(math $i + 1)]
     end
+    test (count $out) -gt 0; and printf '%s\n' $out
 end
 
 function __seglog_value_flags
     switch "$argv[1]"
-`)
-	for _, cmd := range visibleCommands(app) {
+`, "SUBCOMMANDS", strings.Join(subcommandPairs(app), " ")))
+	for _, cc := range complCommands(app) {
 		var names []string
-		for _, f := range docFlags(cmd.Flags) {
+		for _, f := range docFlags(cc.cmd.Flags) {
 			if f.takesValue() {
 				names = append(names, f.names()...)
 			}
 		}
 		if len(names) > 0 {
-			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", cmd.Name, strings.Join(append(names, vf...), " "))
+			fmt.Fprintf(&b, "        case %s\n            printf '%%s\\n' %s\n", cc.key, strings.Join(append(names, vf...), " "))
 		}
 	}
 	fmt.Fprintf(&b, "        case '*'\n            printf '%%s\\n' %s\n    end\nend\n\n", strings.Join(vf, " "))
@@ -884,22 +959,25 @@ complete -c seglog -l help -s h -d 'show help'
 	for _, f := range globals {
 		fishFlag(&b, "true", f)
 	}
-	for _, cmd := range visibleCommands(app) {
-		fmt.Fprintf(&b, "\n# %s\n", cmd.Name)
-		for _, n := range cmd.Names() {
-			fmt.Fprintf(&b, "complete -c seglog -n 'not __seglog_cmd >/dev/null' -a %s -d %s\n", n, fishq(shortUsage(cmd.Usage)))
+	for _, cc := range complCommands(app) {
+		cmd, key := cc.cmd, cc.key
+		fmt.Fprintf(&b, "\n# %s\n", strings.ReplaceAll(key, "-", " "))
+		if key == cmd.Name { // not a subcommand
+			for _, n := range cmd.Names() {
+				fmt.Fprintf(&b, "complete -c seglog -n 'not __seglog_cmd >/dev/null' -a %s -d %s\n", n, fishq(shortUsage(cmd.Usage)))
+			}
 		}
 		for _, f := range docFlags(cmd.Flags) {
-			fishFlag(&b, "__seglog_using "+cmd.Name, f)
+			fishFlag(&b, "__seglog_using "+key, f)
 		}
 		for n := 0; n < 3; n++ {
 			v := argValue(app, cmd, n)
 			if v.kind == kindNone {
 				continue
 			}
-			cond := fmt.Sprintf("__seglog_using %s %d", cmd.Name, n)
+			cond := fmt.Sprintf("__seglog_using %s %d", key, n)
 			if n == 2 {
-				cond = "__seglog_using " + cmd.Name + "; and not __seglog_using " + cmd.Name + " 0; and not __seglog_using " + cmd.Name + " 1"
+				cond = "__seglog_using " + key + "; and not __seglog_using " + key + " 0; and not __seglog_using " + key + " 1"
 			}
 			act := strings.TrimPrefix(strings.TrimPrefix(fishAction(v), "-x "), "-r ")
 			fmt.Fprintf(&b, "complete -c seglog -n %s %s\n", fishq(cond), act)

@@ -143,6 +143,14 @@ func TestBashCompletion(t *testing.T) {
 		{"seglog read -d " + dir + " t -p ", "0 1"},
 		{"seglog completion ", "bash zsh fish"},
 		{"seglog -d " + dir + " copy-partition t ", "0 1"},
+		// kafka's subcommands, their flags, values and arguments
+		{"seglog kafka ", "export import"},
+		{"seglog kafka export --bro", "--brokers"},
+		{"seglog kafka export --compression ", "none gzip snappy lz4 zstd"},
+		{"seglog kafka import --from ", "beginning end"},
+		{"seglog -d " + dir + " kafka export -b h:9092 ", "t"},
+		{"seglog -d " + dir + " kafka export t -p ", "0 1"},
+		{"seglog kafka export t ", ""},
 	}
 	for _, tt := range tests {
 		words := strings.Fields(tt.line)
@@ -168,3 +176,44 @@ func TestBashCompletion(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestFishCompletion drives the fish script with `complete -C`, for the
+// nested kafka commands among others (skipped without fish).
+func TestFishCompletion(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("fish not installed")
+	}
+	dir := newTopic(t, 2)
+	bin := t.TempDir()
+	if err := os.Symlink(seglogBin(t), filepath.Join(bin, "seglog")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "completions", "seglog.fish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ line, want string }{
+		{"seglog rec", "recover"},
+		{"seglog kafka ", "export import"},
+		{"seglog kafka export --compression ", "gzip lz4 none snappy zstd"},
+		{"seglog -d " + dir + " kafka export ", "t"},
+		{"seglog -d " + dir + " kafka export t -p ", "0 1"},
+		{"seglog -d " + dir + " read t -p ", "0 1"},
+	} {
+		cmd := exec.Command(fish, "--no-config", "-c", "source "+sq(script)+"; complete -C "+sq(tt.line))
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("%q: %v\n%s", tt.line, err, out)
+			continue
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			got = append(got, strings.SplitN(l, "\t", 2)[0])
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("complete %q: got %q, want %q", tt.line, g, tt.want)
+		}
+	}
+}

@@ -32,6 +32,8 @@ _seglog_value_flags() {
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
+    kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
+    kafka-import) echo ' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
     *) echo ' --data-dir -d ' ;;
     esac
 }
@@ -117,6 +119,49 @@ never' ;;
     import:--segment-bytes) : ;;
     import:--index-interval) : ;;
     import:--roll-after) : ;;
+    kafka-export:--kafka-topic) : ;;
+    kafka-export:--partition|kafka-export:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
+    kafka-export:--offset|kafka-export:-o) : ;;
+    kafka-export:--since) : ;;
+    kafka-export:--replication-factor) : ;;
+    kafka-export:--compression) _seglog_reply 'none
+gzip
+snappy
+lz4
+zstd' ;;
+    kafka-export:--group|kafka-export:-g) _seglog_reply "$(_seglog_call groups)" ;;
+    kafka-export:--wait-timeout) : ;;
+    kafka-export:--brokers|kafka-export:-b) : ;;
+    kafka-export:--tls-ca) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-export:--tls-cert) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-export:--tls-key) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-export:--sasl-mechanism) _seglog_reply 'plain
+scram-sha-256
+scram-sha-512' ;;
+    kafka-export:--sasl-user) : ;;
+    kafka-export:--sasl-password) : ;;
+    kafka-export:--client-id) : ;;
+    kafka-export:--dial-timeout) : ;;
+    kafka-export:--request-timeout) : ;;
+    kafka-import:--kafka-topic) : ;;
+    kafka-import:--from) _seglog_reply 'beginning
+end' ;;
+    kafka-import:--sync) _seglog_reply 'exit
+batch
+never' ;;
+    kafka-import:--wait-timeout) : ;;
+    kafka-import:--brokers|kafka-import:-b) : ;;
+    kafka-import:--tls-ca) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-import:--tls-cert) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-import:--tls-key) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    kafka-import:--sasl-mechanism) _seglog_reply 'plain
+scram-sha-256
+scram-sha-512' ;;
+    kafka-import:--sasl-user) : ;;
+    kafka-import:--sasl-password) : ;;
+    kafka-import:--client-id) : ;;
+    kafka-import:--dial-timeout) : ;;
+    kafka-import:--request-timeout) : ;;
     *:--data-dir|*:-d) COMPREPLY=($(compgen -d -- "$cur")) ;;
     *) return 1 ;;
     esac
@@ -139,6 +184,8 @@ _seglog_flags() {
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -176,7 +223,15 @@ purge' ;;
         *) : ;;
         esac ;;
     import) _seglog_reply "$(_seglog_call topics)" ;;
-    kafka) _seglog_reply "$(_seglog_call topics)" ;;
+    kafka)
+        case $2 in
+        0) _seglog_reply 'export
+import' ;;
+        1) : ;;
+        *) : ;;
+        esac ;;
+    kafka-export) _seglog_reply "$(_seglog_call topics)" ;;
+    kafka-import) _seglog_reply "$(_seglog_call topics)" ;;
     completion)
         case $2 in
         0) _seglog_reply 'bash
@@ -203,6 +258,13 @@ kafka
 completion
 help' ;;
     esac
+}
+
+_seglog_sub() {
+    case $1:$2 in
+    kafka:export|kafka:import) return 0 ;;
+    esac
+    return 1
 }
 
 _seglog() {
@@ -240,6 +302,9 @@ _seglog() {
         *)
             if [[ -z $cmd ]]; then
                 cmd=$w
+                vf=$(_seglog_value_flags "$cmd")
+            elif ((${#pos[@]} == 0)) && _seglog_sub "$cmd" "$w"; then
+                cmd=$cmd-$w
                 vf=$(_seglog_value_flags "$cmd")
             else
                 pos+=("$w")

@@ -10,13 +10,14 @@ function __seglog_words
     set -l skip 0
     set -l dashdash 0
     set -l cmd
+    set -l out
     for w in $tokens[2..-1]
         if test $skip = 1
             set skip 0
             continue
         end
         if test $dashdash = 1
-            echo $w
+            set -a out $w
             continue
         end
         switch $w
@@ -33,8 +34,16 @@ function __seglog_words
                     set skip 1
                 end
             case '*'
-                test -z "$cmd"; and set cmd $w
-                echo $w
+                if test -z "$cmd"
+                    set cmd $w
+                    set -a out $w
+                else if test (count $out) -eq 1; and contains -- "$cmd:$w" kafka:export kafka:import
+                    # "kafka export" is the command kafka-export.
+                    set cmd $cmd-$w
+                    set out[1] $cmd
+                else
+                    set -a out $w
+                end
         end
     end
     # The value of a trailing -d: look it up again.
@@ -42,6 +51,7 @@ function __seglog_words
     if test -n "$i"; and test (count $tokens) -gt $i
         set -g __seglog_dd --data-dir $tokens[(math $i + 1)]
     end
+    test (count $out) -gt 0; and printf '%s\n' $out
 end
 
 function __seglog_value_flags
@@ -72,6 +82,10 @@ function __seglog_value_flags
             printf '%s\n' --wait-timeout --data-dir -d
         case import
             printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+        case kafka-export
+            printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
+        case kafka-import
+            printf '%s\n' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
         case '*'
             printf '%s\n' --data-dir -d
     end
@@ -201,7 +215,7 @@ complete -c seglog -n '__seglog_using describe; and not __seglog_using describe 
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a topics -d 'list the topics with their partitions, records, size and time range'
 complete -c seglog -n '__seglog_using topics' -l json -d 'print one JSON document instead of a table'
 
-# dump-index
+# dump index
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a dump-index -d 'print the entries of .index and .timeindex files, and check them ag...'
 complete -c seglog -n '__seglog_using dump-index' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'the topic\'s partition P'
 complete -c seglog -n '__seglog_using dump-index' -l segment -s s -x -d 'only the segment with base offset BASE'
@@ -212,7 +226,7 @@ complete -c seglog -n '__seglog_using dump-index 0' -F
 complete -c seglog -n '__seglog_using dump-index 1' -F
 complete -c seglog -n '__seglog_using dump-index; and not __seglog_using dump-index 0; and not __seglog_using dump-index 1' -F
 
-# verify-crc
+# verify crc
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a verify-crc -d 'check every record, segment boundary and index of partitions'
 complete -c seglog -n '__seglog_using verify-crc' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'check only partition P'
 complete -c seglog -n '__seglog_using verify-crc' -l jobs -s j -x -d 'check N segments'
@@ -233,7 +247,7 @@ complete -c seglog -n '__seglog_using recover 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using recover 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using recover; and not __seglog_using recover 0; and not __seglog_using recover 1' -a '(__seglog_call topics)'
 
-# retention-sweep
+# retention sweep
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a retention-sweep -d 'delete the oldest segments past a retention time or size'
 complete -c seglog -n '__seglog_using retention-sweep' -l retention -x -d 'delete segments whose newest record is older than DURATION'
 complete -c seglog -n '__seglog_using retention-sweep' -l retention-bytes -x -d 'delete the oldest segments while the partition keeps at least SIZE ...'
@@ -257,7 +271,7 @@ complete -c seglog -n '__seglog_using quarantine 0' -a 'list purge'
 complete -c seglog -n '__seglog_using quarantine 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using quarantine; and not __seglog_using quarantine 0; and not __seglog_using quarantine 1' -a '(__seglog_call topics)'
 
-# copy-partition
+# copy partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a partition, even one being appended to, to another data direc...'
 complete -c seglog -n '__seglog_using copy-partition' -l to -r -f -a '(__fish_complete_directories)' -d 'the destination data DIR, or - for a tar stream on stdout'
 complete -c seglog -n '__seglog_using copy-partition' -l to-topic -x -a '(__seglog_call topics)' -d 'the destination TOPIC'
@@ -270,7 +284,7 @@ complete -c seglog -n '__seglog_using copy-partition' -l wait-timeout -x -d 'wai
 complete -c seglog -n '__seglog_using copy-partition 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using copy-partition 1' -a '(__seglog_call partitions (__seglog_arg 1))'
 
-# import-partition
+# import partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import-partition -d 'make a partition of the tar stream \'copy-partition --to -\' writes, ...'
 complete -c seglog -n '__seglog_using import-partition' -l force -s f -d 'replace an existing partition'
 complete -c seglog -n '__seglog_using import-partition' -l json -d 'print the summary as JSON'
@@ -298,9 +312,62 @@ complete -c seglog -n '__seglog_using import; and not __seglog_using import 0; a
 
 # kafka
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a kafka -d 'export a topic to a Kafka cluster, or import one from it'
-complete -c seglog -n '__seglog_using kafka 0' -a '(__seglog_call topics)'
-complete -c seglog -n '__seglog_using kafka 1' -a '(__seglog_call topics)'
-complete -c seglog -n '__seglog_using kafka; and not __seglog_using kafka 0; and not __seglog_using kafka 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka 0' -a 'export import'
+
+# kafka export
+complete -c seglog -n '__seglog_using kafka-export' -l kafka-topic -x -d 'produce to Kafka topic NAME'
+complete -c seglog -n '__seglog_using kafka-export' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'export only partition P'
+complete -c seglog -n '__seglog_using kafka-export' -l offset -s o -x -d 'start at offset N, the last -N of each partition, beginning or end'
+complete -c seglog -n '__seglog_using kafka-export' -l since -x -d 'start at the first record at or after TIME'
+complete -c seglog -n '__seglog_using kafka-export' -l follow -s f -d 'then export new records as they are appended, until interrupted'
+complete -c seglog -n '__seglog_using kafka-export' -l create-topic -d 'create the Kafka topic, with as many partitions as TOPIC, if it doe...'
+complete -c seglog -n '__seglog_using kafka-export' -l replication-factor -x -d 'with --create-topic: N copies of each partition'
+complete -c seglog -n '__seglog_using kafka-export' -l compression -x -a 'none gzip snappy lz4 zstd' -d 'compress batches with CODEC: none, gzip, snappy, lz4 or zstd'
+complete -c seglog -n '__seglog_using kafka-export' -l json -d 'print the summary as JSON'
+complete -c seglog -n '__seglog_using kafka-export' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
+complete -c seglog -n '__seglog_using kafka-export' -l wait -d 'with --group: wait without limit while another reader holds the group'
+complete -c seglog -n '__seglog_using kafka-export' -l wait-timeout -x -d 'with --group: wait at most DURATION while another reader holds the ...'
+complete -c seglog -n '__seglog_using kafka-export' -l brokers -s b -x -d 'the cluster\'s seed brokers, HOST:PORT[,...]'
+complete -c seglog -n '__seglog_using kafka-export' -l tls -d 'connect with TLS'
+complete -c seglog -n '__seglog_using kafka-export' -l tls-ca -r -F -d 'trust the certificate authorities in PEM FILE'
+complete -c seglog -n '__seglog_using kafka-export' -l tls-cert -r -F -d 'present the client certificate in PEM FILE'
+complete -c seglog -n '__seglog_using kafka-export' -l tls-key -r -F -d 'the client certificate\'s private key, PEM FILE'
+complete -c seglog -n '__seglog_using kafka-export' -l tls-insecure-skip-verify -d 'do not verify the brokers\' certificates'
+complete -c seglog -n '__seglog_using kafka-export' -l sasl-mechanism -x -a 'plain scram-sha-256 scram-sha-512' -d 'log in with SASL MECHANISM: plain, scram-sha-256 or scram-sha-512'
+complete -c seglog -n '__seglog_using kafka-export' -l sasl-user -x -d 'the SASL user NAME'
+complete -c seglog -n '__seglog_using kafka-export' -l sasl-password -x -d 'the SASL PASSWORD'
+complete -c seglog -n '__seglog_using kafka-export' -l client-id -x -d 'the client ID the brokers log and set quotas by'
+complete -c seglog -n '__seglog_using kafka-export' -l dial-timeout -x -d 'give up connecting to a broker after DURATION'
+complete -c seglog -n '__seglog_using kafka-export' -l request-timeout -x -d 'give up a request'
+complete -c seglog -n '__seglog_using kafka-export 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka-export 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka-export; and not __seglog_using kafka-export 0; and not __seglog_using kafka-export 1' -a '(__seglog_call topics)'
+
+# kafka import
+complete -c seglog -n '__seglog_using kafka-import' -l kafka-topic -x -d 'consume Kafka topic NAME'
+complete -c seglog -n '__seglog_using kafka-import' -l from -x -a 'beginning end' -d 'where a partition with no saved position starts: beginning or end'
+complete -c seglog -n '__seglog_using kafka-import' -l reset -d 'forget the saved position and start as --from says'
+complete -c seglog -n '__seglog_using kafka-import' -l follow -s f -d 'then import new records as they are produced, until interrupted'
+complete -c seglog -n '__seglog_using kafka-import' -l no-drop-headers -d 'fail on a record with headers instead of dropping them'
+complete -c seglog -n '__seglog_using kafka-import' -l json -d 'print the summary as JSON'
+complete -c seglog -n '__seglog_using kafka-import' -l sync -x -a 'exit batch never' -d 'MODE: exit'
+complete -c seglog -n '__seglog_using kafka-import' -l wait -d 'wait for a partition another writer holds, without limit'
+complete -c seglog -n '__seglog_using kafka-import' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
+complete -c seglog -n '__seglog_using kafka-import' -l brokers -s b -x -d 'the cluster\'s seed brokers, HOST:PORT[,...]'
+complete -c seglog -n '__seglog_using kafka-import' -l tls -d 'connect with TLS'
+complete -c seglog -n '__seglog_using kafka-import' -l tls-ca -r -F -d 'trust the certificate authorities in PEM FILE'
+complete -c seglog -n '__seglog_using kafka-import' -l tls-cert -r -F -d 'present the client certificate in PEM FILE'
+complete -c seglog -n '__seglog_using kafka-import' -l tls-key -r -F -d 'the client certificate\'s private key, PEM FILE'
+complete -c seglog -n '__seglog_using kafka-import' -l tls-insecure-skip-verify -d 'do not verify the brokers\' certificates'
+complete -c seglog -n '__seglog_using kafka-import' -l sasl-mechanism -x -a 'plain scram-sha-256 scram-sha-512' -d 'log in with SASL MECHANISM: plain, scram-sha-256 or scram-sha-512'
+complete -c seglog -n '__seglog_using kafka-import' -l sasl-user -x -d 'the SASL user NAME'
+complete -c seglog -n '__seglog_using kafka-import' -l sasl-password -x -d 'the SASL PASSWORD'
+complete -c seglog -n '__seglog_using kafka-import' -l client-id -x -d 'the client ID the brokers log and set quotas by'
+complete -c seglog -n '__seglog_using kafka-import' -l dial-timeout -x -d 'give up connecting to a broker after DURATION'
+complete -c seglog -n '__seglog_using kafka-import' -l request-timeout -x -d 'give up a request'
+complete -c seglog -n '__seglog_using kafka-import 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka-import 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using kafka-import; and not __seglog_using kafka-import 0; and not __seglog_using kafka-import 1' -a '(__seglog_call topics)'
 
 # completion
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a completion -d 'print the shell completion script for bash, zsh or fish'

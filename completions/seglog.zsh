@@ -28,6 +28,8 @@ _seglog_value_flags() {
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
+    kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
+    kafka-import) echo ' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
     *) echo ' --data-dir -d ' ;;
     esac
 }
@@ -100,6 +102,38 @@ _seglog_flag_value() {
     import:--segment-bytes) : ;;
     import:--index-interval) : ;;
     import:--roll-after) : ;;
+    kafka-export:--kafka-topic) : ;;
+    kafka-export:--partition|kafka-export:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
+    kafka-export:--offset|kafka-export:-o) : ;;
+    kafka-export:--since) : ;;
+    kafka-export:--replication-factor) : ;;
+    kafka-export:--compression) compadd -- none gzip snappy lz4 zstd ;;
+    kafka-export:--group|kafka-export:-g) compadd -- ${(f)"$(_seglog_call groups)"} ;;
+    kafka-export:--wait-timeout) : ;;
+    kafka-export:--brokers|kafka-export:-b) : ;;
+    kafka-export:--tls-ca) _files ;;
+    kafka-export:--tls-cert) _files ;;
+    kafka-export:--tls-key) _files ;;
+    kafka-export:--sasl-mechanism) compadd -- plain scram-sha-256 scram-sha-512 ;;
+    kafka-export:--sasl-user) : ;;
+    kafka-export:--sasl-password) : ;;
+    kafka-export:--client-id) : ;;
+    kafka-export:--dial-timeout) : ;;
+    kafka-export:--request-timeout) : ;;
+    kafka-import:--kafka-topic) : ;;
+    kafka-import:--from) compadd -- beginning end ;;
+    kafka-import:--sync) compadd -- exit batch never ;;
+    kafka-import:--wait-timeout) : ;;
+    kafka-import:--brokers|kafka-import:-b) : ;;
+    kafka-import:--tls-ca) _files ;;
+    kafka-import:--tls-cert) _files ;;
+    kafka-import:--tls-key) _files ;;
+    kafka-import:--sasl-mechanism) compadd -- plain scram-sha-256 scram-sha-512 ;;
+    kafka-import:--sasl-user) : ;;
+    kafka-import:--sasl-password) : ;;
+    kafka-import:--client-id) : ;;
+    kafka-import:--dial-timeout) : ;;
+    kafka-import:--request-timeout) : ;;
     *:--data-dir|*:-d) _files -/ ;;
     *) return 1 ;;
     esac
@@ -122,6 +156,8 @@ _seglog_flags() {
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -158,7 +194,14 @@ _seglog_arg() {
         *) : ;;
         esac ;;
     import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
-    kafka) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    kafka)
+        case $2 in
+        0) compadd -- export import ;;
+        1) : ;;
+        *) : ;;
+        esac ;;
+    kafka-export) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    kafka-import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     completion)
         case $2 in
         0) compadd -- bash zsh fish ;;
@@ -167,6 +210,13 @@ _seglog_arg() {
         esac ;;
     help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help ;;
     esac
+}
+
+_seglog_sub() {
+    case $1:$2 in
+    kafka:export|kafka:import) return 0 ;;
+    esac
+    return 1
 }
 
 _seglog_commands() {
@@ -220,6 +270,9 @@ _seglog() {
         *)
             if [[ -z $cmd ]]; then
                 cmd=$w
+                vf=$(_seglog_value_flags "$cmd")
+            elif ((${#pos[@]} == 0)) && _seglog_sub "$cmd" "$w"; then
+                cmd=$cmd-$w
                 vf=$(_seglog_value_flags "$cmd")
             else
                 pos+=("$w")
