@@ -552,9 +552,10 @@ func seekWithIndex(seg segment, lr *logReader, x *indexReader, target uint64) (i
 	if err != nil || !ok || e.Offset < seg.base || e.Pos < 0 {
 		return 0, seg.base
 	}
-	// The search read the entry after the target's too: its position says
-	// how long the record is, so a point lookup reads that record rather
-	// than a page (a third of a lookup's time went to copying the page).
+	// When the search read the entry after the target's too (an exact
+	// interpolation does), its position says how long the record is: a
+	// point lookup reads that record rather than a page (a third of a
+	// lookup's time went to copying the page).
 	if next, ok := x.known(i + 1); ok && e.Offset == target && next.Pos > e.Pos {
 		lr.firstRead(next.Pos - e.Pos)
 	}
