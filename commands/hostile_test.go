@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -487,6 +488,11 @@ func TestHostileSymlinkedTopic(t *testing.T) {
 		stdin string
 		code  int
 	}{
+		// Over every topic, the linked one is listed where nothing
+		// changes, and skipped with a warning where something would.
+		{[]string{"topics"}, "", 0},
+		{[]string{"retention-sweep", "--retention", "1ns"}, "", 0},
+		{[]string{"recover"}, "", 0},
 		{[]string{"retention-sweep", "t", "--retention", "1ns"}, "", 1},
 		{[]string{"recover", "t"}, "", 1},
 		{[]string{"recover", "t", "--salvage"}, "", 1},
@@ -507,6 +513,16 @@ func TestHostileSymlinkedTopic(t *testing.T) {
 		}
 		if c.code != 0 {
 			wantLastErrorLine(t, stderr.String(), link, "symbolic link")
+		}
+		switch c.args[0] {
+		case "topics":
+			if !regexp.MustCompile(`(?m)^\|? *t *\|`).MatchString(stdout.String()) {
+				t.Errorf("seglog topics does not list the linked topic t:\n%s", stdout.String())
+			}
+		case "retention-sweep", "recover":
+			if c.code == 0 && (!strings.Contains(stderr.String(), "skipping topic t: "+link+" is a symbolic link") || strings.Count(stderr.String(), "\n") != 1) {
+				t.Errorf("seglog %q over every topic: stderr %q, want one warning that it skips the linked topic t", c.args, stderr.String())
+			}
 		}
 		if c.args[0] == "read" && c.args[2] == "--format" && stdout.String() != "abc" {
 			t.Errorf("read through the link: stdout %q, want %q", stdout.String(), "abc")

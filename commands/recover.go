@@ -154,6 +154,7 @@ func runRecover(e *env, o recoverOptions) error {
 			}
 			return err
 		}
+		topics = withoutLinks(e, store, "recover", topics)
 		left, err := store.RecoverDataDir(opts)
 		run.leftovers = append(run.leftovers, left...)
 		if err != nil {

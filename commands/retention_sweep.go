@@ -137,6 +137,7 @@ func runSweep(e *env, o sweepOptions) error {
 			}
 			return err
 		}
+		topics = withoutLinks(e, store, "retention-sweep", topics)
 	}
 	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}

@@ -140,3 +140,23 @@ func resolveTopic(dir, name, label, dataDir string, only int, probs *problems) (
 func missingError(t *coveredTopic, c covered) error {
 	return fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", t.name, c.number, t.partitions-1, c.dir, logstore.ErrPartitionNotFound)
 }
+
+// withoutLinks drops from every topic, with a warning each, those whose
+// directory is a symbolic link: cmd changes nothing through a link, and
+// over every topic (from cron) it goes on with the rest rather than fail.
+func withoutLinks(e *env, store *logstore.Store, cmd string, topics []string) []string {
+	kept := topics[:0]
+	for _, t := range topics {
+		if store.TopicIsLink(t) {
+			link := filepath.Join(e.dataDir, t)
+			where := "the data directory the link points into"
+			if target, err := filepath.EvalSymlinks(link); err == nil {
+				where = "--data-dir " + filepath.Dir(target)
+			}
+			e.warn("skipping topic %s: %s is a symbolic link, and %s changes nothing through one (run it with %s)", t, link, cmd, where)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept
+}

@@ -139,18 +139,41 @@ func readSettings(path string) (Settings, error) {
 	return st, nil
 }
 
-// Topics lists the data directory's topics by name. Entries that are not
-// valid topic names (seglog's own dot-files, editor leftovers) are skipped.
+// Topics lists the data directory's topics by name, with those that are
+// symbolic links to directories (read through, never changed: see
+// TopicIsLink). Entries that are not valid topic names (seglog's own
+// dot-files, editor leftovers) are skipped.
 func (s *Store) Topics() ([]string, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	return validDirNames(entries), nil
+	var names []string
+	for _, e := range entries {
+		if format.ValidateTopic(e.Name()) != nil {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			if fi, err := os.Stat(filepath.Join(s.dir, e.Name())); err != nil || !fi.IsDir() {
+				continue
+			}
+		} else if !e.IsDir() {
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// TopicIsLink reports whether the topic's directory is a symbolic link:
+// reads go through it, changes never do (nofollow.go).
+func (s *Store) TopicIsLink(name string) bool {
+	fi, err := os.Lstat(filepath.Join(s.dir, name))
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // validDirNames is the names of the directories among entries that follow
-// the topic-name rules (topics, groups); seglog's own dot-files and
+// the topic-name rules (group names); seglog's own dot-files and
 // anything foreign are skipped.
 func validDirNames(entries []os.DirEntry) []string {
 	var names []string
