@@ -38,8 +38,6 @@ type appendOptions struct {
 	report        bool
 }
 
-const defaultMaxMessage = 64 << 20
-
 func appendCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append every record to partition `P`", DefaultText: "by key; round-robin for records without one"},

@@ -89,23 +89,33 @@ func visibleCommands(app *cli.App) []*cli.Command {
 	return cmds
 }
 
+// visibleSubcommands are c's subcommands a user can type.
+func visibleSubcommands(c *cli.Command) []*cli.Command {
+	var subs []*cli.Command
+	for _, sub := range c.Subcommands {
+		if !sub.Hidden {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
 // complCommand is a command as the completion scripts know it: by its
 // name, or "parent-sub" for a subcommand ("kafka-export"), which the
 // scripts make of "kafka export" as they read the command line.
 type complCommand struct {
-	key string
-	cmd *cli.Command
+	key    string
+	parent string // "" for a command of its own
+	cmd    *cli.Command
 }
 
 // complCommands are visibleCommands followed, each, by its subcommands.
 func complCommands(app *cli.App) []complCommand {
 	var out []complCommand
 	for _, c := range visibleCommands(app) {
-		out = append(out, complCommand{c.Name, c})
-		for _, sub := range c.Subcommands {
-			if !sub.Hidden {
-				out = append(out, complCommand{c.Name + "-" + sub.Name, sub})
-			}
+		out = append(out, complCommand{key: c.Name, cmd: c})
+		for _, sub := range visibleSubcommands(c) {
+			out = append(out, complCommand{key: c.Name + "-" + sub.Name, parent: c.Name, cmd: sub})
 		}
 	}
 	return out
@@ -115,11 +125,9 @@ func complCommands(app *cli.App) []complCommand {
 // to tell "kafka export" from the command kafka with an argument.
 func subcommandPairs(app *cli.App) []string {
 	var pairs []string
-	for _, c := range visibleCommands(app) {
-		for _, sub := range c.Subcommands {
-			if !sub.Hidden {
-				pairs = append(pairs, c.Name+":"+sub.Name)
-			}
+	for _, cc := range complCommands(app) {
+		if cc.parent != "" {
+			pairs = append(pairs, cc.parent+":"+cc.cmd.Name)
 		}
 	}
 	return pairs
@@ -134,12 +142,10 @@ func manCommands(app *cli.App) []*cli.Command {
 			cmds = append(cmds, c)
 			continue
 		}
-		for _, sub := range c.Subcommands {
-			if !sub.Hidden {
-				leaf := *sub
-				leaf.Name = c.Name + " " + sub.Name
-				cmds = append(cmds, &leaf)
-			}
+		for _, sub := range visibleSubcommands(c) {
+			leaf := *sub
+			leaf.Name = c.Name + " " + sub.Name
+			cmds = append(cmds, &leaf)
 		}
 	}
 	return cmds
@@ -451,10 +457,8 @@ func argValue(app *cli.App, cmd *cli.Command, n int) complValue {
 			return complValue{kind: kindNone}
 		}
 		var names []string
-		for _, sub := range cmd.Subcommands {
-			if !sub.Hidden {
-				names = append(names, sub.Name)
-			}
+		for _, sub := range visibleSubcommands(cmd) {
+			names = append(names, sub.Name)
 		}
 		return complValue{kindWords, names}
 	}
@@ -962,7 +966,7 @@ complete -c seglog -l help -s h -d 'show help'
 	for _, cc := range complCommands(app) {
 		cmd, key := cc.cmd, cc.key
 		fmt.Fprintf(&b, "\n# %s\n", strings.ReplaceAll(key, "-", " "))
-		if key == cmd.Name { // not a subcommand
+		if cc.parent == "" {
 			for _, n := range cmd.Names() {
 				fmt.Fprintf(&b, "complete -c seglog -n 'not __seglog_cmd >/dev/null' -a %s -d %s\n", n, fishq(shortUsage(cmd.Usage)))
 			}

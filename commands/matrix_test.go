@@ -93,7 +93,6 @@ type mx struct {
 	dir  string // data dir
 	pdir string // data/t/0
 	pos  map[uint64]int64
-	segs map[uint64]int64 // .log sizes
 }
 
 func (m *mx) name(base uint64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }

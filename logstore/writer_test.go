@@ -599,10 +599,9 @@ func TestWriterReopenStaleIndex(t *testing.T) {
 
 func TestWriterTornTail(t *testing.T) {
 	type setup struct {
-		data    []byte // the .log as the crash left it
-		cutAt   int64
-		next    uint64 // offset the next record gets
-		reasons []string
+		data  []byte // the .log as the crash left it
+		cutAt int64
+		next  uint64 // offset the next record gets
 	}
 	cases := []struct {
 		name string
