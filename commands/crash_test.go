@@ -832,7 +832,7 @@ func crashDamagePartition(t *testing.T, rng *rand.Rand, dir string) crashDamage 
 			d.what = append(d.what, "zeros after the end of "+filepath.Base(logPath))
 		default:
 			next := segs[active] + uint64(len(recs[active]))
-			half := append(format.AppendHeader(nil, format.Record{Offset: next, Timestamp: 1, Value: []byte("never written whole")}), "never"...)
+			half := append(format.AppendHeader(nil, &format.Record{Offset: next, Timestamp: 1, Value: []byte("never written whole")}), "never"...)
 			appendTo(logPath, half[:8+rng.IntN(len(half)-8)])
 			d.what = append(d.what, "half a record after the end of "+filepath.Base(logPath))
 		}

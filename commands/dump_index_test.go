@@ -38,7 +38,7 @@ func ditSegment(t *testing.T, pdir string, base uint64, n, interval int, ts func
 			index = format.AppendIndexEntry(index, format.IndexEntry{Offset: o, Pos: int64(len(log))})
 			timeindex = format.AppendTimeIndexEntry(timeindex, format.TimeIndexEntry{Offset: o, Timestamp: ts(o)})
 		}
-		log = format.AppendRecord(log, format.Record{Offset: o, Timestamp: ts(o), Value: []byte(fmt.Sprintf("v%d", o))})
+		log = format.AppendRecord(log, &format.Record{Offset: o, Timestamp: ts(o), Value: []byte(fmt.Sprintf("v%d", o))})
 	}
 	for ext, b := range map[string][]byte{format.LogExt: log, format.IndexExt: index, format.TimeIndexExt: timeindex} {
 		if err := os.WriteFile(filepath.Join(pdir, format.SegmentName(base, ext)), b, 0o644); err != nil {

@@ -390,7 +390,7 @@ func (x *exporter) pump(ctx, prodCtx context.Context, ep *exportPart) error {
 
 // produce hands a record to the client, copied out of the reader's buffer.
 // It returns the export's failure, if any, instead.
-func (x *exporter) produce(ctx context.Context, ep *exportPart, r logstore.Record) error {
+func (x *exporter) produce(ctx context.Context, ep *exportPart, r *logstore.Record) error {
 	if err := x.failure(); err != nil {
 		return err
 	}

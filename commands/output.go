@@ -34,7 +34,7 @@ func (w *recordWriter) write(r *logstore.Record) error {
 		_, err := w.out.Write(r.Value)
 		return err
 	case "json":
-		return w.writeJSON(*r)
+		return w.writeJSON(r)
 	case "dump":
 		return writeDump(w.out, *r, &w.times)
 	case "template":
@@ -49,7 +49,7 @@ func (w *recordWriter) write(r *logstore.Record) error {
 // writeJSON prints r as CLI.md's JSON object: topic, partition, offset,
 // timestamp, timestamp_ns, key (null when none), value; bytes that are not
 // UTF-8 go in key_base64 / value_base64 instead.
-func (w *recordWriter) writeJSON(r logstore.Record) error {
+func (w *recordWriter) writeJSON(r *logstore.Record) error {
 	b := append(w.out.AvailableBuffer(), `{"topic":`...)
 	b = appendJSONString(b, []byte(w.topic))
 	b = append(b, `,"partition":`...)

@@ -365,7 +365,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			gt.advance(ref.partition, r.Offset+1)
 			continue
 		}
-		if err := rw.write(&r); err != nil {
+		if err := rw.write(r); err != nil {
 			return n, err
 		}
 		n++

@@ -872,7 +872,7 @@ func (s *stress) foreignRecord(w *stressWriter, p int, pdir string, rng *rand.Ra
 	seq := w.sent.Load()
 	w.sent.Store(seq + 1)
 	ts := max(time.Now().UnixNano(), st.Newest)
-	rec := format.AppendRecord(nil, format.Record{Offset: st.Next, Timestamp: ts, Value: []byte(stressValue(w.id, seq))})
+	rec := format.AppendRecord(nil, &format.Record{Offset: st.Next, Timestamp: ts, Value: []byte(stressValue(w.id, seq))})
 	cut := 1 + rng.IntN(len(rec)-1)
 	if _, err := f.Write(rec[:cut]); err != nil {
 		return err

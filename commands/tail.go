@@ -218,7 +218,7 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 		if o.lines == 0 {
 			continue
 		}
-		err := tailScan(e, tp, o, func(r logstore.Record) error {
+		err := tailScan(e, tp, o, func(r *logstore.Record) error {
 			keys = append(keys, tailKey{r.Timestamp, tp.ref.partition, r.Offset})
 			return nil
 		})
@@ -342,7 +342,7 @@ func tailFirst(tp *tailPart, n int64) uint64 {
 
 // tailScan calls fn for the records of tp from tp.from up to its end when
 // tail started.
-func tailScan(e *env, tp *tailPart, o tailOptions, fn func(logstore.Record) error) error {
+func tailScan(e *env, tp *tailPart, o tailOptions, fn func(*logstore.Record) error) error {
 	it, err := tailRead(e, tp)
 	if err != nil || it == nil {
 		return err
@@ -423,10 +423,11 @@ func tailGone(e *env, tp *tailPart, err error) bool {
 }
 
 // tailCopy copies a record out of an iterator's buffer.
-func tailCopy(r logstore.Record) logstore.Record {
-	r.Key = slices.Clone(r.Key)
-	r.Value = slices.Clone(r.Value)
-	return r
+func tailCopy(r *logstore.Record) logstore.Record {
+	c := *r
+	c.Key = slices.Clone(r.Key)
+	c.Value = slices.Clone(r.Value)
+	return c
 }
 
 // tailEvent is a followed record, or the error that ended a partition.

@@ -293,7 +293,7 @@ func appendRaw(t *testing.T, dir string, off uint64, v string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.Write(format.AppendRecord(nil, format.Record{Offset: off, Timestamp: time.Now().UnixNano(), Value: []byte(v)})); err != nil {
+	if _, err := f.Write(format.AppendRecord(nil, &format.Record{Offset: off, Timestamp: time.Now().UnixNano(), Value: []byte(v)})); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkChecksum(b *testing.B) {
 // check the body against it.
 func BenchmarkVerify(b *testing.B) {
 	for _, n := range valueSizes {
-		enc := format.AppendRecord(nil, format.Record{Offset: 7, Timestamp: specExampleTS, Value: bytes.Repeat([]byte("v"), n-1)})
+		enc := format.AppendRecord(nil, &format.Record{Offset: 7, Timestamp: specExampleTS, Value: bytes.Repeat([]byte("v"), n-1)})
 		b.Run(fmt.Sprintf("value=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(enc)))
 			b.ReportAllocs()

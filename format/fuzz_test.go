@@ -22,12 +22,12 @@ func recordSeeds(f *testing.F) [][]byte {
 	seeds = append(seeds, spec, spec[39:], spec[78:], spec[:50])
 	var seg []byte
 	for _, tc := range sampleRecords {
-		b := format.AppendRecord(nil, tc.rec)
+		b := format.AppendRecord(nil, &tc.rec)
 		seeds = append(seeds, b)
 		seg = append(seg, b...)
 	}
 	seeds = append(seeds, seg)
-	valid := format.AppendRecord(nil, specRecords[0].rec)
+	valid := format.AppendRecord(nil, &specRecords[0].rec)
 	flip := func(i int) []byte { b := bytes.Clone(valid); b[i] ^= 0x10; return b }
 	seeds = append(seeds,
 		nil,
@@ -129,7 +129,7 @@ func FuzzParseRecord(f *testing.F) {
 			if (r.Key == nil) != (h.KeyLen == 0) {
 				t.Fatalf("pos %d: keylen %d decoded as key %#v", pos, h.KeyLen, r.Key)
 			}
-			if enc := format.AppendRecord(nil, r); !bytes.Equal(enc, in[:n]) {
+			if enc := format.AppendRecord(nil, &r); !bytes.Equal(enc, in[:n]) {
 				t.Fatalf("pos %d: record re-encodes to\n%x\ninput\n%x", pos, enc, in[:n])
 			}
 			if format.RecordLen(r.Key, r.Value) != n {
@@ -148,7 +148,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, offset uint64, ts int64, key, value []byte) {
 		in := format.Record{Offset: offset, Timestamp: ts, Key: key, Value: value}
-		b := format.AppendRecord([]byte("prefix"), in)
+		b := format.AppendRecord([]byte("prefix"), &in)
 		if string(b[:6]) != "prefix" {
 			t.Fatal("prefix clobbered")
 		}

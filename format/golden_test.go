@@ -68,7 +68,7 @@ func TestSpecExampleEncode(t *testing.T) {
 		if int64(len(got)) != sr.pos {
 			t.Fatalf("record %d would start at %d, spec says %d", sr.rec.Offset, len(got), sr.pos)
 		}
-		got = format.AppendRecord(got, sr.rec)
+		got = format.AppendRecord(got, &sr.rec)
 	}
 	if len(got) != specExampleEnd {
 		t.Errorf("encoded length %d, spec says the next write goes to %d", len(got), specExampleEnd)

@@ -39,7 +39,7 @@ type Header struct {
 }
 
 // RecordLen is the length of the whole record, header included.
-func (h Header) RecordLen() int64 { return HeaderLen + int64(h.Size) }
+func (h *Header) RecordLen() int64 { return HeaderLen + int64(h.Size) }
 
 // Record is a decoded record. Key and Value alias the decoded bytes.
 type Record struct {
@@ -70,7 +70,7 @@ func UpdateChecksum(crc uint32, p []byte) uint32 { return crcUpdate(crc, p) }
 
 // AppendRecord appends r's encoding to dst. len(key)+len(value) must fit in
 // a u32; callers bound record sizes long before that.
-func AppendRecord(dst []byte, r Record) []byte {
+func AppendRecord(dst []byte, r *Record) []byte {
 	dst = AppendHeader(dst, r)
 	dst = append(dst, r.Key...)
 	return append(dst, r.Value...)
@@ -78,7 +78,7 @@ func AppendRecord(dst []byte, r Record) []byte {
 
 // AppendHeader appends the 28-byte header of r's encoding to dst, so that a
 // large key and value can be written from where they are, never copied.
-func AppendHeader(dst []byte, r Record) []byte {
+func AppendHeader(dst []byte, r *Record) []byte {
 	n := len(dst)
 	dst = append(dst, make([]byte, HeaderLen)...)
 	h := dst[n:]
@@ -94,20 +94,30 @@ func AppendHeader(dst []byte, r Record) []byte {
 // when b holds fewer than HeaderLen bytes and with ErrKeyLen when keylen
 // exceeds size; it does not look at the body.
 func ParseHeader(b []byte) (Header, error) {
+	var h Header
+	err := h.Decode(b)
+	return h, err
+}
+
+// Decode is ParseHeader into h, for a hot path that keeps the header where
+// it is: a Header returned by value is built in one place and copied to
+// another, and that copy, reading back 16 bytes at a time what was just
+// stored 4 and 8 bytes at a time, stalls the CPU (a tenth of a scan of
+// small records).
+func (h *Header) Decode(b []byte) error {
 	if len(b) < HeaderLen {
-		return Header{}, ErrShort
+		*h = Header{}
+		return ErrShort
 	}
-	h := Header{
-		Offset:    binary.BigEndian.Uint64(b[offsetAt:]),
-		Size:      binary.BigEndian.Uint32(b[sizeAt:]),
-		CRC:       binary.BigEndian.Uint32(b[crcAt:]),
-		Timestamp: int64(binary.BigEndian.Uint64(b[timestampAt:])),
-		KeyLen:    binary.BigEndian.Uint32(b[keyLenAt:]),
-	}
+	h.Offset = binary.BigEndian.Uint64(b[offsetAt:])
+	h.Size = binary.BigEndian.Uint32(b[sizeAt:])
+	h.CRC = binary.BigEndian.Uint32(b[crcAt:])
+	h.Timestamp = int64(binary.BigEndian.Uint64(b[timestampAt:]))
+	h.KeyLen = binary.BigEndian.Uint32(b[keyLenAt:])
 	if h.KeyLen > h.Size {
-		return h, ErrKeyLen
+		return ErrKeyLen
 	}
-	return h, nil
+	return nil
 }
 
 // ParseRecord decodes the record at the start of b and checks its CRC. The

@@ -53,7 +53,7 @@ func sameRecord(a, b format.Record) bool {
 func TestRecordRoundTrip(t *testing.T) {
 	for _, tc := range sampleRecords {
 		t.Run(tc.name, func(t *testing.T) {
-			b := format.AppendRecord(nil, tc.rec)
+			b := format.AppendRecord(nil, &tc.rec)
 			if got, want := int64(len(b)), format.RecordLen(tc.rec.Key, tc.rec.Value); got != want {
 				t.Fatalf("encoded %d bytes, RecordLen says %d", got, want)
 			}
@@ -96,8 +96,8 @@ func TestRecordRoundTrip(t *testing.T) {
 
 // An empty key and a nil key both mean "no key" and encode the same.
 func TestAppendRecordEmptyKeyIsNoKey(t *testing.T) {
-	a := format.AppendRecord(nil, format.Record{Offset: 1, Timestamp: 2, Key: nil, Value: []byte("v")})
-	b := format.AppendRecord(nil, format.Record{Offset: 1, Timestamp: 2, Key: []byte{}, Value: []byte("v")})
+	a := format.AppendRecord(nil, &format.Record{Offset: 1, Timestamp: 2, Key: nil, Value: []byte("v")})
+	b := format.AppendRecord(nil, &format.Record{Offset: 1, Timestamp: 2, Key: []byte{}, Value: []byte("v")})
 	if !bytes.Equal(a, b) {
 		t.Fatalf("nil key %x, empty key %x", a, b)
 	}
@@ -112,7 +112,7 @@ func TestAppendRecordEmptyKeyIsNoKey(t *testing.T) {
 
 func TestAppendRecordLayout(t *testing.T) {
 	rec := format.Record{Offset: 0x0102030405060708, Timestamp: -2, Key: []byte("ab"), Value: []byte("cde")}
-	b := format.AppendRecord(nil, rec)
+	b := format.AppendRecord(nil, &rec)
 	want := []byte{
 		1, 2, 3, 4, 5, 6, 7, 8, // offset
 		0, 0, 0, 5, // size
@@ -132,11 +132,11 @@ func TestAppendRecordLayout(t *testing.T) {
 // byte it adds, whatever garbage sat in dst's spare capacity.
 func TestAppendRecordAppends(t *testing.T) {
 	rec := specRecords[0].rec
-	want := format.AppendRecord(nil, rec)
+	want := format.AppendRecord(nil, &rec)
 	for _, spare := range []int{0, 1, format.HeaderLen, 200} {
 		buf := bytes.Repeat([]byte{0xee}, 3+spare)
 		dst := buf[:3]
-		got := format.AppendRecord(dst, rec)
+		got := format.AppendRecord(dst, &rec)
 		if !bytes.Equal(got[:3], []byte{0xee, 0xee, 0xee}) {
 			t.Errorf("spare %d: prefix clobbered: %x", spare, got[:3])
 		}
@@ -179,7 +179,7 @@ func TestChecksum(t *testing.T) {
 // check failure: a record being written right now must look incomplete.
 func TestParseTruncated(t *testing.T) {
 	for _, tc := range sampleRecords {
-		b := format.AppendRecord(nil, tc.rec)
+		b := format.AppendRecord(nil, &tc.rec)
 		for n := 0; n < len(b); n++ {
 			// A fresh copy so that reading past n would be caught by the
 			// bounds check rather than read the rest of b.
@@ -286,7 +286,7 @@ func TestParseHeader(t *testing.T) {
 }
 
 func TestParseRecordErrors(t *testing.T) {
-	valid := format.AppendRecord(nil, specRecords[0].rec)
+	valid := format.AppendRecord(nil, &specRecords[0].rec)
 	withKeyLen := func(kl uint32) []byte {
 		b := bytes.Clone(valid)
 		binary.BigEndian.PutUint32(b[offKeyLen:], kl)
@@ -331,7 +331,7 @@ func TestParseRecordErrors(t *testing.T) {
 // Every single-bit flip in the bytes the CRC covers is caught.
 func TestParseRecordBitFlipCRC(t *testing.T) {
 	for _, tc := range sampleRecords {
-		b := format.AppendRecord(nil, tc.rec)
+		b := format.AppendRecord(nil, &tc.rec)
 		want, _, _ := format.ParseRecord(b)
 		covered := []int{}
 		for i := offTimestamp; i < offTimestamp+8; i++ {
@@ -368,7 +368,7 @@ func TestParseRecordBitFlipCRC(t *testing.T) {
 // breaks the CRC or falls below keylen.
 func TestParseRecordBitFlipSize(t *testing.T) {
 	for _, tc := range sampleRecords {
-		b := format.AppendRecord(nil, tc.rec)
+		b := format.AppendRecord(nil, &tc.rec)
 		for bit := 0; bit < 32; bit++ {
 			in := bytes.Clone(b)
 			binary.BigEndian.PutUint32(in[offSize:], binary.BigEndian.Uint32(in[offSize:])^1<<bit)
@@ -382,7 +382,7 @@ func TestParseRecordBitFlipSize(t *testing.T) {
 // The CRC does not cover offset: the codec cannot see an offset flip; the
 // offset continuity rule (logstore, with ErrOffset) does.
 func TestParseRecordBitFlipOffsetUndetected(t *testing.T) {
-	b := format.AppendRecord(nil, specRecords[0].rec)
+	b := format.AppendRecord(nil, &specRecords[0].rec)
 	for bit := 0; bit < 64; bit++ {
 		in := bytes.Clone(b)
 		binary.BigEndian.PutUint64(in[offOffset:], binary.BigEndian.Uint64(in[offOffset:])^1<<bit)
@@ -401,7 +401,7 @@ func TestParseRecordBitFlipOffsetUndetected(t *testing.T) {
 // when a key's FNV routing does not match its partition.
 func TestParseRecordBitFlipKeyLenUndetected(t *testing.T) {
 	for _, tc := range sampleRecords {
-		b := format.AppendRecord(nil, tc.rec)
+		b := format.AppendRecord(nil, &tc.rec)
 		size := uint32(len(tc.rec.Key) + len(tc.rec.Value))
 		body := b[format.HeaderLen:]
 		for bit := 0; bit < 32; bit++ {
@@ -521,13 +521,13 @@ func BenchmarkAppendRecord(b *testing.B) {
 	b.SetBytes(format.RecordLen(r.Key, r.Value))
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = format.AppendRecord(buf[:0], r)
+		buf = format.AppendRecord(buf[:0], &r)
 	}
 }
 
 func BenchmarkParseRecord(b *testing.B) {
 	r := benchRecord()
-	enc := format.AppendRecord(nil, r)
+	enc := format.AppendRecord(nil, &r)
 	b.SetBytes(int64(len(enc)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -538,8 +538,8 @@ func BenchmarkParseRecord(b *testing.B) {
 }
 
 func ExampleParseRecord() {
-	seg := format.AppendRecord(nil, format.Record{Offset: 0, Timestamp: 1, Key: []byte("k"), Value: []byte("v1")})
-	seg = format.AppendRecord(seg, format.Record{Offset: 1, Timestamp: 2, Value: []byte("v2")})
+	seg := format.AppendRecord(nil, &format.Record{Offset: 0, Timestamp: 1, Key: []byte("k"), Value: []byte("v1")})
+	seg = format.AppendRecord(seg, &format.Record{Offset: 1, Timestamp: 2, Value: []byte("v2")})
 	for pos := int64(0); pos < int64(len(seg)); {
 		r, h, err := format.ParseRecord(seg[pos:])
 		if err != nil {

@@ -202,7 +202,7 @@ func TestCopyPartitionStopsAtIncompleteTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	torn := format.AppendRecord(nil, format.Record{Offset: 40, Timestamp: rtT0, Value: []byte("half of a record")})
+	torn := format.AppendRecord(nil, &format.Record{Offset: 40, Timestamp: rtT0, Value: []byte("half of a record")})
 	f, err := os.OpenFile(active, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -101,6 +101,7 @@ type Follower struct {
 
 	hdr    format.Header
 	bytes  []byte
+	rec    Record // what Record returns
 	err    error
 	closed bool
 }
@@ -188,15 +189,11 @@ func (f *Follower) Next(ctx context.Context) bool {
 	return false
 }
 
-// Record returns the current record. Its Key and Value are valid until
-// the next call to Next.
-func (f *Follower) Record() Record {
-	key, value := f.hdr.Split(f.bytes)
-	return Record{
-		Record: format.Record{Offset: f.hdr.Offset, Timestamp: f.hdr.Timestamp, Key: key, Value: value},
-		Pos:    f.pos - f.hdr.RecordLen(),
-		CRC:    f.hdr.CRC,
-	}
+// Record returns the current record. It and its Key and Value are valid
+// until the next call to Next.
+func (f *Follower) Record() *Record {
+	f.rec.set(&f.hdr, f.bytes, f.pos)
+	return &f.rec
 }
 
 // Err is the error that stopped Next: a *CorruptionError (path, byte
@@ -296,7 +293,8 @@ func (f *Follower) step() (bool, error) {
 				return false, err
 			}
 		}
-		h, b, err := f.lr.record(f.pos)
+		h := &f.hdr
+		b, err := f.lr.record(f.pos, h)
 		if err == nil && h.Offset != f.next {
 			err = format.ErrOffset
 		}
@@ -307,7 +305,7 @@ func (f *Follower) step() (bool, error) {
 			if h.Offset < f.from {
 				continue
 			}
-			f.hdr, f.bytes = h, b
+			f.bytes = b
 			return true, nil
 		}
 		if isIOError(err) {
@@ -385,7 +383,8 @@ func (f *Follower) atEnd(bad error) (bool, error) {
 	}
 	// One more look, in case the record was completed meanwhile.
 	f.forget()
-	if h, _, err := f.lr.record(f.pos); err == nil && h.Offset == f.next {
+	var h format.Header
+	if _, err := f.lr.record(f.pos, &h); err == nil && h.Offset == f.next {
 		return true, nil
 	}
 	return false, f.corrupt(bad)

@@ -39,7 +39,7 @@ func ftValue(o uint64) []byte {
 
 // ftRecord is the record the tests write at offset o, encoded.
 func ftRecord(o uint64) []byte {
-	return format.AppendRecord(nil, format.Record{Offset: o, Timestamp: ftT0 + int64(o), Key: ftKey(o), Value: ftValue(o)})
+	return format.AppendRecord(nil, &format.Record{Offset: o, Timestamp: ftT0 + int64(o), Key: ftKey(o), Value: ftValue(o)})
 }
 
 func ftRecords(from, to uint64) []byte {
@@ -203,7 +203,7 @@ func ftNext(t testing.TB, f *Follower) Record {
 	if !f.Next(ctx) {
 		t.Fatalf("no record at position %d within 5s: %v", f.Position(), f.Err())
 	}
-	return f.Record()
+	return *f.Record()
 }
 
 // ftExpect reads offsets [from, to), checking each record.

@@ -51,7 +51,7 @@ func fiPartition(t testing.TB, dir string, base uint64, n, split int, tsMode byt
 		if i%3 != 0 {
 			key = []byte{'k', byte('a' + i%26)}
 		}
-		log[s] = format.AppendRecord(log[s], format.Record{Offset: r.off, Timestamp: r.ts, Key: key, Value: make([]byte, (i*37)%50)})
+		log[s] = format.AppendRecord(log[s], &format.Record{Offset: r.off, Timestamp: r.ts, Key: key, Value: make([]byte, (i*37)%50)})
 	}
 	if n == 0 {
 		segs = []segment{{dir: dir, base: base}}

@@ -86,7 +86,7 @@ func fgPartition(t *testing.T, dir string) {
 	for _, base := range []uint64{0, 10} {
 		var log []byte
 		for o := base; o < base+5; o++ {
-			log = format.AppendRecord(log, format.Record{Offset: o, Timestamp: 1700000000000000000 + int64(o), Value: []byte("v")})
+			log = format.AppendRecord(log, &format.Record{Offset: o, Timestamp: 1700000000000000000 + int64(o), Value: []byte("v")})
 		}
 		seg := segment{dir: dir, base: base}
 		if err := os.WriteFile(seg.path(format.LogExt), log, 0o644); err != nil {

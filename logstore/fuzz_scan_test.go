@@ -20,7 +20,7 @@ func fuzzSegment(n int, keyed bool) (log, index []byte) {
 		}
 		index = binary.BigEndian.AppendUint64(index, uint64(i))
 		index = binary.BigEndian.AppendUint64(index, uint64(len(log)))
-		log = format.AppendRecord(log, format.Record{Offset: uint64(i), Timestamp: 1700000000000000000 + int64(i),
+		log = format.AppendRecord(log, &format.Record{Offset: uint64(i), Timestamp: 1700000000000000000 + int64(i),
 			Key: key, Value: []byte("value-" + string(rune('a'+i%26)))})
 	}
 	return log, index

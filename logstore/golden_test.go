@@ -533,7 +533,7 @@ func readFrom(tb testing.TB, p *logstore.Partition, from uint64) goldenGot {
 		r := it.Record()
 		r.Key = bytes.Clone(r.Key)
 		r.Value = bytes.Clone(r.Value)
-		g.recs = append(g.recs, r)
+		g.recs = append(g.recs, *r)
 	}
 	g.err = it.Err()
 	if err := it.Close(); err != nil {

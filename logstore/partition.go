@@ -233,6 +233,14 @@ type Record struct {
 	CRC uint32 // as stored
 }
 
+// set makes r the record with header h and bytes b (header included),
+// which end at end. Field by field, in place: see format.Header.Decode.
+func (r *Record) set(h *format.Header, b []byte, end int64) {
+	r.Key, r.Value = h.Split(b)
+	r.Offset, r.Timestamp = h.Offset, h.Timestamp
+	r.Pos, r.CRC = end-h.RecordLen(), h.CRC
+}
+
 // Iterator reads a partition's records in offset order, in constant memory
 // (one record aside). It stops at the end of the data as it was when it
 // reached the partition's last segment: records appended later are not
@@ -251,6 +259,7 @@ type Iterator struct {
 	held   bool          // the current record is still to be returned by Next
 	hdr    format.Header // the current record's
 	bytes  []byte        // the current record, header included
+	rec    Record        // what Record returns
 	err    error
 	closed bool
 }
@@ -341,7 +350,8 @@ func (it *Iterator) Next() bool {
 		if last && it.pos >= it.limit {
 			return false
 		}
-		h, b, err := it.lr.record(it.pos)
+		h := &it.hdr
+		b, err := it.lr.record(it.pos, h)
 		if err == nil && h.Offset != it.next {
 			err = format.ErrOffset
 		}
@@ -365,7 +375,7 @@ func (it *Iterator) Next() bool {
 		if h.Offset < it.from {
 			continue
 		}
-		it.hdr, it.bytes = h, b
+		it.bytes = b
 		return true
 	}
 }
@@ -466,15 +476,11 @@ func (it *Iterator) SkipCorrupt() bool {
 	return it.nextSegment()
 }
 
-// Record returns the current record. Its Key and Value are valid until the
-// next call to Next.
-func (it *Iterator) Record() Record {
-	key, value := it.hdr.Split(it.bytes)
-	return Record{
-		Record: format.Record{Offset: it.hdr.Offset, Timestamp: it.hdr.Timestamp, Key: key, Value: value},
-		Pos:    it.pos - it.hdr.RecordLen(),
-		CRC:    it.hdr.CRC,
-	}
+// Record returns the current record. It and its Key and Value are valid
+// until the next call to Next.
+func (it *Iterator) Record() *Record {
+	it.rec.set(&it.hdr, it.bytes, it.pos)
+	return &it.rec
 }
 
 // Err returns the error that ended the iteration, if any.

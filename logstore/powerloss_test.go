@@ -921,7 +921,7 @@ func (r *plRun) writePartial() (partial []byte, logPath string, pos int64) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	rec := format.AppendRecord(nil, format.Record{Offset: uint64(len(r.written)), Timestamp: time.Now().UnixNano(),
+	rec := format.AppendRecord(nil, &format.Record{Offset: uint64(len(r.written)), Timestamp: time.Now().UnixNano(),
 		Key: []byte("torn"), Value: bytes.Repeat([]byte("t"), 100)})
 	partial = rec[:len(rec)/2]
 	f, err := r.fs.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)

@@ -104,7 +104,7 @@ func rtOpen(t *testing.T, s *logstore.Store) *logstore.Partition {
 }
 
 // rtCheck fails unless r is the record rtWrite appended at offset o.
-func rtCheck(t *testing.T, r logstore.Record, o uint64) {
+func rtCheck(t *testing.T, r *logstore.Record, o uint64) {
 	t.Helper()
 	if r.Offset != o || r.Timestamp != rtT0+int64(o)*1000 || !bytes.Equal(r.Key, rtKey(o)) || !bytes.Equal(r.Value, rtValue(o)) {
 		t.Fatalf("record {off %d ts %d key %q value %q}, want offset %d: {ts %d key %q value %q}",

@@ -108,8 +108,9 @@ func (a *readAhead) run(f file, pos int64) {
 // whose headers parse and, with check, that pass Verify.
 func wholeRecords(b []byte, check bool) int {
 	p := 0
+	var h format.Header
 	for {
-		h, err := format.ParseHeader(b[p:])
+		err := h.Decode(b[p:])
 		switch {
 		case err != nil:
 		case check:

@@ -233,35 +233,36 @@ func (r *logReader) window(pos, n int64) ([]byte, error) {
 	return r.buf[:n], nil
 }
 
-// record checks the record at pos and returns its header and bytes (header
-// included, valid until the next call). Errors are format's (ErrShort,
-// ErrKeyLen, ErrCRC) or I/O errors. It returns no format.Record: building
-// one per record was a measurable share of a scan.
-func (r *logReader) record(pos int64) (format.Header, []byte, error) {
+// record checks the record at pos, decodes its header into h and returns
+// its bytes (header included, valid until the next call). Errors are
+// format's (ErrShort, ErrKeyLen, ErrCRC) or I/O errors. It returns no
+// format.Record, nor a Header by value: building and copying one per
+// record was a measurable share of a scan.
+func (r *logReader) record(pos int64, h *format.Header) ([]byte, error) {
 	if i := pos - r.bufPos; i >= 0 && i < int64(len(r.buf)) {
 		// Fast path: the whole record is already buffered.
 		b := r.buf[i:]
-		h, err := format.ParseHeader(b)
+		err := h.Decode(b)
 		if err == nil {
-			err = r.verify(pos, &h, b)
+			err = r.verify(pos, h, b)
 		}
 		if err != format.ErrShort {
-			return h, b, err
+			return b, err
 		}
 	}
 	hb, err := r.window(pos, format.HeaderLen)
 	if err != nil {
-		return format.Header{}, nil, err
+		*h = format.Header{}
+		return nil, err
 	}
-	h, err := format.ParseHeader(hb)
-	if err != nil {
-		return h, nil, err
+	if err := h.Decode(hb); err != nil {
+		return nil, err
 	}
 	b, err := r.window(pos, h.RecordLen())
 	if err != nil {
-		return h, nil, err
+		return nil, err
 	}
-	return h, b, r.verify(pos, &h, b)
+	return b, r.verify(pos, h, b)
 }
 
 // verify is h.Verify(b) for the record at pos, unless the read-ahead has
@@ -333,7 +334,7 @@ func (r *logReader) check(pos int64) (format.Header, error) {
 	h, err := r.header(pos)
 	if err != nil || h.RecordLen() <= scanChunk {
 		if err == nil {
-			_, _, err = r.record(pos)
+			_, err = r.record(pos, &h)
 		}
 		return h, err
 	}

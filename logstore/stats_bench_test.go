@@ -26,7 +26,7 @@ func BenchmarkStats10000Segments(b *testing.B) {
 			ts := stsTS(o)
 			idx = format.AppendIndexEntry(idx, format.IndexEntry{Offset: o, Pos: int64(len(log))})
 			tidx = format.AppendTimeIndexEntry(tidx, format.TimeIndexEntry{Offset: o, Timestamp: ts})
-			log = format.AppendRecord(log, format.Record{Offset: o, Timestamp: ts, Key: []byte("k"), Value: []byte("value-0123456789")})
+			log = format.AppendRecord(log, &format.Record{Offset: o, Timestamp: ts, Key: []byte("k"), Value: []byte("value-0123456789")})
 		}
 		for ext, data := range map[string][]byte{format.LogExt: log, format.IndexExt: idx, format.TimeIndexExt: tidx} {
 			if err := os.WriteFile(filepath.Join(dir, format.SegmentName(base, ext)), data, 0o644); err != nil {

@@ -157,8 +157,8 @@ func TestStatsTornTail(t *testing.T) {
 		name string
 		tail []byte
 	}{
-		{"half-record", format.AppendRecord(nil, format.Record{Offset: 12, Timestamp: stsTS(12), Value: []byte("value-0012")})[:20]},
-		{"header-only", format.AppendRecord(nil, format.Record{Offset: 12, Timestamp: stsTS(12), Value: []byte("value-0012")})[:format.HeaderLen]},
+		{"half-record", format.AppendRecord(nil, &format.Record{Offset: 12, Timestamp: stsTS(12), Value: []byte("value-0012")})[:20]},
+		{"header-only", format.AppendRecord(nil, &format.Record{Offset: 12, Timestamp: stsTS(12), Value: []byte("value-0012")})[:format.HeaderLen]},
 		{"zeros", make([]byte, 50)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,7 +72,7 @@ func symPartition(t *testing.T, s *Store) {
 	}
 	// A torn tail on the active segment: recover, the sweep's roll and a
 	// writer all cut it, saving it to quarantine first.
-	torn := format.AppendRecord(nil, format.Record{Offset: next, Timestamp: symTS, Value: []byte("torn")})
+	torn := format.AppendRecord(nil, &format.Record{Offset: next, Timestamp: symTS, Value: []byte("torn")})
 	symAppendFile(t, segs[len(segs)-1].path(format.LogExt), torn[:format.HeaderLen+2])
 	// A leftover temporary for recover to remove.
 	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.index.tmp"), []byte("junk"), 0o644); err != nil {

@@ -585,8 +585,9 @@ func (s *verifyScan) fast(pos int64, next uint64) (int64, uint64) {
 	records, lastTS := r.records, r.lastTS
 	ixKey, txKey := s.ixKey, s.txKey
 	route := s.job.count > 1
+	var h format.Header
 	for i+format.HeaderLen <= int64(len(buf)) {
-		h, err := format.ParseHeader(buf[i:])
+		err := h.Decode(buf[i:])
 		n := h.RecordLen()
 		if err != nil || h.Offset != next || i+n > int64(len(buf)) {
 			break

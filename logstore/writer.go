@@ -297,12 +297,13 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 		}
 	}
 	k := w.count
-	if k%uint64(w.opts.IndexInterval) == 0 {
+	if every := uint64(w.opts.IndexInterval); every == 1 || k%every == 0 { // a division per record is dear
 		pos := w.logSize + int64(len(w.logBuf))
 		w.idxBuf = format.AppendIndexEntry(w.idxBuf, format.IndexEntry{Offset: w.next, Pos: pos})
 		w.tidxBuf = format.AppendTimeIndexEntry(w.tidxBuf, format.TimeIndexEntry{Offset: w.next, Timestamp: ts})
 	}
-	rec := format.Record{Offset: w.next, Timestamp: ts, Key: key, Value: value}
+	var rec format.Record // field by field: see format.Header.Decode
+	rec.Offset, rec.Timestamp, rec.Key, rec.Value = w.next, ts, key, value
 	if k == 0 {
 		w.firstTS = ts
 	}
@@ -312,10 +313,10 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 	if n > flushAt {
 		// Too big to buffer: written from where key and value are, so a
 		// 64 MiB record is never held twice.
-		w.bigHeader = format.AppendHeader(w.bigHeader[:0], rec)
+		w.bigHeader = format.AppendHeader(w.bigHeader[:0], &rec)
 		return rec.Offset, w.write(w.bigHeader, key, value)
 	}
-	w.logBuf = format.AppendRecord(w.logBuf, rec)
+	w.logBuf = format.AppendRecord(w.logBuf, &rec)
 	if len(w.logBuf) >= flushAt {
 		return rec.Offset, w.Flush()
 	}

@@ -90,7 +90,7 @@ func wtReadAll(t *testing.T, s *Store, topic string, partition int) []Record {
 		r := it.Record()
 		r.Key = bytes.Clone(r.Key)
 		r.Value = bytes.Clone(r.Value)
-		out = append(out, r)
+		out = append(out, *r)
 	}
 	if err := it.Err(); err != nil {
 		t.Fatalf("read %s/%d: %v", topic, partition, err)
@@ -124,7 +124,7 @@ func wtRecord(off uint64, ts int64, key, value string) []byte {
 	if key != "" {
 		k = []byte(key)
 	}
-	return format.AppendRecord(nil, format.Record{Offset: off, Timestamp: ts, Key: k, Value: []byte(value)})
+	return format.AppendRecord(nil, &format.Record{Offset: off, Timestamp: ts, Key: k, Value: []byte(value)})
 }
 
 // wtBases lists the base offsets of a partition directory's .log files,
