@@ -27,17 +27,13 @@ var crcTables = func() (t [8][256]uint32) {
 func crcUpdate(c uint32, p []byte) uint32 {
 	rest := p
 	if len(p) >= 64 {
-		if haveFold && len(p) >= foldMin {
-			// foldAVX2 leaves 16 bytes of state, whose CRC from zero
-			// continues into the tail, both taken below.
-			var state [32]byte
-			n := foldAVX2(^c, p, (*[16]byte)(state[:16]))
-			c, rest = 0xffffffff, state[:16+copy(state[16:], p[n:])]
+		n := len(p) &^ 15
+		if haveFold && n >= foldMin {
+			c = ^foldAVX2(^c, p[:n])
 		} else {
-			n := len(p) &^ 15
 			c = crc32.Update(c, crc32.IEEETable, p[:n])
-			rest = p[n:]
 		}
+		rest = p[n:]
 	}
 	t := &crcTables
 	c = ^c

@@ -15,19 +15,25 @@ GLOBL fold256<>(SB), RODATA, $16
 DATA fold128<>+0(SB)/8, $0x1751997d0
 DATA fold128<>+8(SB)/8, $0xccaa009e
 GLOBL fold128<>(SB), RODATA, $16
+// The last 16 bytes down to 32 bits: x^64 mod P, then Barrett reduction
+// by P itself and by floor(x^64 / P), all bit-reflected likewise.
+DATA fold64<>+0(SB)/8, $0x163cd6124
+DATA fold64<>+8(SB)/8, $0
+GLOBL fold64<>(SB), RODATA, $16
+DATA barrett<>+0(SB)/8, $0x1db710641
+DATA barrett<>+8(SB)/8, $0x1f7011641
+GLOBL barrett<>(SB), RODATA, $16
 
-// func foldAVX2(crc uint32, p []byte, state *[16]byte) int
+// func foldAVX2(crc uint32, p []byte) uint32
 //
 // Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
-// folded into one lane, which then takes the remaining whole 16-byte
-// blocks. len(p) >= 64: under 128 bytes, the first 64 start as the last
-// two YMM registers of the merge.
-TEXT ·foldAVX2(SB), NOSPLIT, $0-48
+// folded into one lane, which then takes the remaining 16-byte blocks and
+// is reduced to the CRC. len(p) >= 64 and a multiple of 16: under 128
+// bytes, the first 64 start as the last two YMM registers of the merge.
+TEXT ·foldAVX2(SB), NOSPLIT, $0-36
 	MOVL crc+0(FP), AX
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
-	MOVQ state+32(FP), DI
-	MOVQ CX, BX
 	VMOVD   AX, X0
 	VMOVDQU 0(SI), Y1
 	VMOVDQU 32(SI), Y2
@@ -108,9 +114,28 @@ blocks:
 	JMP        blocks
 
 done:
-	VMOVDQU X1, 0(DI)
-	SUBQ    CX, BX
-	MOVQ    BX, ret+40(FP)
+	// Fold the high 64 bits onto the low ones (X0 still holds fold128),
+	// then the high 32 of what is left onto the low 32.
+	VPCMPEQB   X3, X3, X3
+	VPCLMULQDQ $0x01, X1, X0, X0
+	VPSRLDQ    $8, X1, X1
+	VPXOR      X0, X1, X1
+	VPSRLQ     $32, X3, X3 // a mask of the low 32 bits of each half
+	VPSRLDQ    $4, X1, X2
+	VPAND      X3, X1, X1
+	VMOVDQU    fold64<>(SB), X0
+	VPCLMULQDQ $0x00, X0, X1, X1
+	VPXOR      X2, X1, X1
+	// Barrett reduction: the quotient by P from floor(x^64 / P), then
+	// the remainder; the CRC is the second 32 bits.
+	VMOVDQU    barrett<>(SB), X0
+	VPAND      X3, X1, X2
+	VPCLMULQDQ $0x10, X0, X2, X2
+	VPAND      X3, X2, X2
+	VPCLMULQDQ $0x00, X0, X2, X2
+	VPXOR      X1, X2, X2
+	VPEXTRD    $1, X2, AX
+	MOVL       AX, ret+32(FP)
 	VZEROUPPER
 	RET
 
