@@ -7,10 +7,10 @@ import (
 
 // hash/crc32 takes inputs shorter than 16 bytes a byte at a time, and those
 // are a record's 8 timestamp bytes and the tail of its body: for 100-byte
-// records that cost more than the body itself. crcUpdate sends the long,
-// 16-byte-aligned part to carry-less multiply code (foldAVX2 where the CPU
-// has it, else hash/crc32's) and takes the rest 8 bytes at a time with
-// slicing-by-8 tables.
+// records that cost more than the body itself. crcUpdate sends inputs of
+// 64 bytes or more to carry-less multiply code: foldAVX2, tail included,
+// where the CPU has it, else hash/crc32's for the 16-byte-aligned part.
+// The rest it takes 8 bytes at a time with slicing-by-8 tables.
 var crcTables = func() (t [8][256]uint32) {
 	t[0] = *crc32.IEEETable
 	for i := range 256 {
@@ -25,14 +25,13 @@ var crcTables = func() (t [8][256]uint32) {
 
 // crcUpdate is crc32.Update(c, crc32.IEEETable, p).
 func crcUpdate(c uint32, p []byte) uint32 {
+	if haveFold && len(p) >= foldMin {
+		return ^foldAVX2(^c, p)
+	}
 	rest := p
 	if len(p) >= 64 {
 		n := len(p) &^ 15
-		if haveFold && n >= foldMin {
-			c = ^foldAVX2(^c, p[:n])
-		} else {
-			c = crc32.Update(c, crc32.IEEETable, p[:n])
-		}
+		c = crc32.Update(c, crc32.IEEETable, p[:n])
 		rest = p[n:]
 	}
 	t := &crcTables

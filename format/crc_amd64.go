@@ -5,15 +5,15 @@ package format
 // registers, foldAVX2 folds eight lanes at once (21 GB/s on 64 KiB, 67 ns
 // against 117 for a 1 KiB record); called directly, it also saves
 // hash/crc32's dispatch on short bodies (a 100-byte record checks 16%
-// faster). It leaves only the tail of under 16 bytes to slicing-by-8.
+// faster). The tail of under 16 bytes, too, it folds in.
 //
 // The constants (crc_amd64.s) are x^n mod P(x) for the CRC's polynomial,
 // bit-reflected and shifted left by one, as hash/crc32's own for its 512-
 // and 128-bit folds; a wrong one fails TestCRCUpdateMatchesHashCRC32 and
 // FuzzCRC at once.
 
-// foldAVX2 returns the CRC of p (len(p) >= foldMin, a multiple of 16) from
-// crc, both inverted, as the carry-less multiply code takes and gives them.
+// foldAVX2 returns the CRC of p (len(p) >= foldMin) from crc, both
+// inverted, as the carry-less multiply code takes and gives them.
 //
 //go:noescape
 func foldAVX2(crc uint32, p []byte) uint32

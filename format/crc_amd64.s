@@ -24,12 +24,28 @@ DATA barrett<>+0(SB)/8, $0x1db710641
 DATA barrett<>+8(SB)/8, $0x1f7011641
 GLOBL barrett<>(SB), RODATA, $16
 
+// For a tail of t bytes: 16 bytes from tailShuffle+t move a register's
+// bytes up by 16-t (zeros below), from tailShuffle+16+t down by t (zeros
+// above); 16 bytes from tailKeep+t keep the top t bytes.
+DATA tailShuffle<>+0(SB)/8, $0x8080808080808080
+DATA tailShuffle<>+8(SB)/8, $0x8080808080808080
+DATA tailShuffle<>+16(SB)/8, $0x0706050403020100
+DATA tailShuffle<>+24(SB)/8, $0x0f0e0d0c0b0a0908
+DATA tailShuffle<>+32(SB)/8, $0x8080808080808080
+DATA tailShuffle<>+40(SB)/8, $0x8080808080808080
+GLOBL tailShuffle<>(SB), RODATA, $48
+DATA tailKeep<>+0(SB)/8, $0
+DATA tailKeep<>+8(SB)/8, $0
+DATA tailKeep<>+16(SB)/8, $0xffffffffffffffff
+DATA tailKeep<>+24(SB)/8, $0xffffffffffffffff
+GLOBL tailKeep<>(SB), RODATA, $32
+
 // func foldAVX2(crc uint32, p []byte) uint32
 //
 // Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
 // folded into one lane, which then takes the remaining 16-byte blocks and
-// is reduced to the CRC. len(p) >= 64 and a multiple of 16: under 128
-// bytes, the first 64 start as the last two YMM registers of the merge.
+// the tail, and is reduced to the CRC. len(p) >= 64: under 128 bytes, the
+// first 64 start as the last two YMM registers of the merge.
 TEXT ·foldAVX2(SB), NOSPLIT, $0-36
 	MOVL crc+0(FP), AX
 	MOVQ p_base+8(FP), SI
@@ -104,7 +120,7 @@ half:
 
 blocks:
 	CMPQ CX, $16
-	JL   done
+	JL   tail
 	VPCLMULQDQ $0x00, X0, X1, X5
 	VPCLMULQDQ $0x11, X0, X1, X1
 	VPXOR      X5, X1, X1
@@ -112,6 +128,27 @@ blocks:
 	ADDQ       $16, SI
 	SUBQ       $16, CX
 	JMP        blocks
+
+tail:
+	// t = CX bytes (0 to 15) are left. The lane and they make 16+t bytes:
+	// its first t, as a block 16 bytes before the last 16, fold onto
+	// those, which are its other 16-t and the t (the top of the input's
+	// last 16 bytes: n >= 64, so those are in p).
+	TESTQ      CX, CX
+	JZ         done
+	LEAQ       tailShuffle<>(SB), AX
+	LEAQ       tailKeep<>(SB), DX
+	VMOVDQU    -16(SI)(CX*1), X2
+	VPAND      0(DX)(CX*1), X2, X2
+	VMOVDQU    16(AX)(CX*1), X3
+	VPSHUFB    X3, X1, X4
+	VPXOR      X4, X2, X2
+	VMOVDQU    0(AX)(CX*1), X3
+	VPSHUFB    X3, X1, X1
+	VPCLMULQDQ $0x00, X0, X1, X5
+	VPCLMULQDQ $0x11, X0, X1, X1
+	VPXOR      X5, X1, X1
+	VPXOR      X2, X1, X1
 
 done:
 	// Fold the high 64 bits onto the low ones (X0 still holds fold128),
