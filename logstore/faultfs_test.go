@@ -223,6 +223,11 @@ func (f *faultFile) CopyFrom(src *os.File, off, n int64) error {
 	return copyThroughBuffer(f, src, off, n)
 }
 
+func (f *faultFile) StartWriteback(off, n int64) error {
+	f.fs.record("writeback %s %d %d", f.path, off, n)
+	return f.file.StartWriteback(off, n)
+}
+
 func (f *faultFile) Truncate(size int64) error {
 	f.fs.record("truncate %s %d", f.path, size)
 	return f.file.Truncate(size)

@@ -1062,6 +1062,56 @@ func TestWriterSyncModes(t *testing.T) {
 	}
 }
 
+// A SyncExit writer starts writing every segment file back as data piles
+// up in it, the .log and both indexes, so that the sync at exit has little
+// left to wait for; the ranges follow one another. The other modes leave
+// writeback alone (SyncBatch syncs each batch anyway).
+func TestWriterStartsWriteback(t *testing.T) {
+	for _, mode := range []SyncMode{SyncExit, SyncNever, SyncBatch} {
+		s, fault := wtFaultStore(t, "wb", 1, Settings{})
+		seg := segment{dir: s.PartitionDir("wb", 0), base: 0}
+		w := wtOpen(t, s, "wb", WriterOptions{Sync: mode})
+		// 29-byte records: the indexes grow past writebackEvery too.
+		const records = 600_000
+		for i := range records {
+			if _, err := w.Append(int64(i), nil, []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wtClose(t, w)
+		started := map[string]int64{}
+		for _, e := range fault.Events() {
+			var path string
+			var off, n int64
+			if _, err := fmt.Sscanf(e, "writeback %s %d %d", &path, &off, &n); err != nil {
+				continue
+			}
+			if off != started[path] || n < writebackEvery {
+				t.Errorf("sync mode %d: %s after %d bytes started: want the next %d or more", mode, e, started[path], writebackEvery)
+			}
+			started[path] = off + n
+		}
+		if mode != SyncExit {
+			if len(started) > 0 {
+				t.Errorf("sync mode %d started writeback: %v", mode, started)
+			}
+			continue
+		}
+		for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
+			path := seg.path(ext)
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What is left for the sync at exit: under one threshold and
+			// one batch.
+			if left := fi.Size() - started[path]; left >= writebackEvery+flushAt {
+				t.Errorf("%s: %d of %d bytes never handed to writeback", path, left, fi.Size())
+			}
+		}
+	}
+}
+
 // The .log bytes are written before the index entries that point at them.
 func TestWriterWritesLogBeforeIndex(t *testing.T) {
 	s, fault := wtFaultStore(t, "order", 1, Settings{})
