@@ -12,7 +12,7 @@ import (
 // (append, import): when to sync, and whether to wait for another writer.
 func writerFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also after every batch), never"},
+		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also the .log after every batch), never"},
 		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
 		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds", DefaultText: "2s"},
 	}

@@ -992,10 +992,18 @@ func TestWriterSyncModes(t *testing.T) {
 				synced := fault.syncCount(seg0.path(format.LogExt)) - before
 				switch mode.mode {
 				case SyncBatch:
-					for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
-						if fault.syncCount(seg0.path(ext)) < i+1 {
-							t.Errorf("SyncBatch: %s synced %d times after %d flushes", ext, fault.syncCount(seg0.path(ext)), i+1)
+					// Each batch's records are durable once the .log is
+					// synced; the indexes, hints, wait for the roll.
+					if synced != 1 {
+						t.Errorf("SyncBatch: a flush synced the .log %d times, want 1", synced)
+					}
+					for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+						if n := fault.syncCount(seg0.path(ext)); n != 0 {
+							t.Errorf("SyncBatch: %s synced %d times after %d flushes, want 0 before the roll", ext, n, i+1)
 						}
+					}
+					if w.Durable() != w.Written() {
+						t.Errorf("SyncBatch: Durable %d after a flush, Written %d", w.Durable(), w.Written())
 					}
 				default:
 					if synced != 0 {
