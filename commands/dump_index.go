@@ -604,7 +604,7 @@ func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendUint(b, e.Offset, 10)
 	if w.kind == logstore.TimeIndex {
-		b = appendJSONTime(b, "timestamp", &w.times, e.Value)
+		b = w.times.appendJSON(append(b, ','), "timestamp", e.Value)
 	} else {
 		b = append(b, `,"position":`...)
 		b = strconv.AppendUint(b, uint64(e.Value), 10)
@@ -626,7 +626,7 @@ func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
 			b = append(b, `,"found_offset":`...)
 			b = strconv.AppendUint(b, e.FoundOffset, 10)
 		case logstore.VerdictWrongTimestamp, logstore.VerdictBackwards:
-			b = appendJSONTime(b, "found_timestamp", &w.times, e.FoundTimestamp)
+			b = w.times.appendJSON(append(b, ','), "found_timestamp", e.FoundTimestamp)
 		case logstore.VerdictOutOfOrder, logstore.VerdictNoSuchOffset:
 			b = append(b, `,"prev_offset":`...)
 			b = strconv.AppendUint(b, e.Prev, 10)
@@ -638,18 +638,6 @@ func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
 	}
 	_, err := w.out.Write(append(b, "}\n"...))
 	return err
-}
-
-// appendJSONTime appends `,"name":"<RFC 3339>","name_ns":<ns>`.
-func appendJSONTime(b []byte, name string, times *timeFormatter, ns int64) []byte {
-	b = append(b, `,"`...)
-	b = append(b, name...)
-	b = append(b, `":"`...)
-	b = times.append(b, ns)
-	b = append(b, `","`...)
-	b = append(b, name...)
-	b = append(b, `_ns":`...)
-	return strconv.AppendInt(b, ns, 10)
 }
 
 // dumpIndexSummaryJSON is the summary line after a file's entries.

@@ -63,3 +63,29 @@ func TestAppendJSONEscapedRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// plainJSON, the one-pass fast path, is true exactly when every byte is
+// ASCII and needs no escape, wherever in an 8-byte word the first byte
+// that says otherwise falls.
+func TestPlainJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	special := []byte("\"\\\x00\x1f\x80\xc3\xff")
+	for i := 0; i < 20000; i++ {
+		s := make([]byte, r.IntN(40))
+		for j := range s {
+			s[j] = byte(0x20 + r.IntN(0x5f)) // printable ASCII
+		}
+		if len(s) > 0 && r.IntN(2) == 0 {
+			s[r.IntN(len(s))] = special[r.IntN(len(special))]
+		}
+		want := true
+		for _, c := range s {
+			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				want = false
+			}
+		}
+		if got := plainJSON(s); got != want {
+			t.Fatalf("plainJSON(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,10 +114,17 @@ func TestAppendTime(t *testing.T) {
 		{1700000000100000000, "2023-11-14T22:13:20.100000000Z"},
 		{-1, "1969-12-31T23:59:59.999999999Z"},
 		{-1500000000, "1969-12-31T23:59:58.500000000Z"},
+		{5, "1970-01-01T00:00:00.000000005Z"},
+		{1000000005, "1970-01-01T00:00:01.000000005Z"},
+		{-1000000000, "1969-12-31T23:59:59.000000000Z"},
 	} {
 		var f timeFormatter
 		if got := string(f.append(nil, tt.ns)); got != tt.want {
 			t.Errorf("append(%d) = %s, want %s", tt.ns, got, tt.want)
+		}
+		wantJSON := `"t":"` + tt.want + `","t_ns":` + strconv.FormatInt(tt.ns, 10)
+		if got := string(f.appendJSON(nil, "t", tt.ns)); got != wantJSON {
+			t.Errorf("appendJSON(%d) = %s, want %s", tt.ns, got, wantJSON)
 		}
 	}
 	// One formatter over many times, in and out of order, agrees with
@@ -138,6 +146,11 @@ func TestAppendTime(t *testing.T) {
 		want := time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 		if got := string(f.append(nil, ns)); got != want {
 			t.Fatalf("append(%d) = %s, want %s", ns, got, want)
+		}
+		// The JSON pair, whose nanoseconds reuse the cached second's digits.
+		wantJSON := `"t":"` + want + `","t_ns":` + strconv.FormatInt(ns, 10)
+		if got := string(f.appendJSON(nil, "t", ns)); got != wantJSON {
+			t.Fatalf("appendJSON(%d) = %s, want %s", ns, got, wantJSON)
 		}
 	}
 }
