@@ -79,25 +79,16 @@ func docFiles() (map[string][]byte, error) {
 	return files, nil
 }
 
-func visibleCommands(app *cli.App) []*cli.Command {
-	var cmds []*cli.Command
-	for _, c := range app.Commands {
+// visible are the commands among cmds a user can type: an app's commands
+// or a command's subcommands.
+func visible(cmds []*cli.Command) []*cli.Command {
+	var out []*cli.Command
+	for _, c := range cmds {
 		if !c.Hidden {
-			cmds = append(cmds, c)
+			out = append(out, c)
 		}
 	}
-	return cmds
-}
-
-// visibleSubcommands are c's subcommands a user can type.
-func visibleSubcommands(c *cli.Command) []*cli.Command {
-	var subs []*cli.Command
-	for _, sub := range c.Subcommands {
-		if !sub.Hidden {
-			subs = append(subs, sub)
-		}
-	}
-	return subs
+	return out
 }
 
 // complCommand is a command as the completion scripts know it: by its
@@ -109,12 +100,12 @@ type complCommand struct {
 	cmd    *cli.Command
 }
 
-// complCommands are visibleCommands followed, each, by its subcommands.
+// complCommands are the visible commands followed, each, by its subcommands.
 func complCommands(app *cli.App) []complCommand {
 	var out []complCommand
-	for _, c := range visibleCommands(app) {
+	for _, c := range visible(app.Commands) {
 		out = append(out, complCommand{key: c.Name, cmd: c})
-		for _, sub := range visibleSubcommands(c) {
+		for _, sub := range visible(c.Subcommands) {
 			out = append(out, complCommand{key: c.Name + "-" + sub.Name, parent: c.Name, cmd: sub})
 		}
 	}
@@ -133,16 +124,16 @@ func subcommandPairs(app *cli.App) []string {
 	return pairs
 }
 
-// manCommands is visibleCommands with each command that has subcommands
+// manCommands is the visible commands with each command that has subcommands
 // (kafka) replaced by them, named "kafka export": a man page each.
 func manCommands(app *cli.App) []*cli.Command {
 	var cmds []*cli.Command
-	for _, c := range visibleCommands(app) {
+	for _, c := range visible(app.Commands) {
 		if len(c.Subcommands) == 0 {
 			cmds = append(cmds, c)
 			continue
 		}
-		for _, sub := range visibleSubcommands(c) {
+		for _, sub := range visible(c.Subcommands) {
 			leaf := *sub
 			leaf.Name = c.Name + " " + sub.Name
 			cmds = append(cmds, &leaf)
@@ -457,7 +448,7 @@ func argValue(app *cli.App, cmd *cli.Command, n int) complValue {
 			return complValue{kind: kindNone}
 		}
 		var names []string
-		for _, sub := range visibleSubcommands(cmd) {
+		for _, sub := range visible(cmd.Subcommands) {
 			names = append(names, sub.Name)
 		}
 		return complValue{kindWords, names}
@@ -498,7 +489,7 @@ func argValue(app *cli.App, cmd *cli.Command, n int) complValue {
 // commandNames are the names (and aliases) a user can type, with help.
 func commandNames(app *cli.App) []string {
 	var n []string
-	for _, c := range visibleCommands(app) {
+	for _, c := range visible(app.Commands) {
 		n = append(n, c.Names()...)
 	}
 	return append(n, "help")
@@ -775,7 +766,7 @@ _seglog_call() {
 `)
 	shCases(&b, app, true)
 	b.WriteString("_seglog_commands() {\n    local -a cmds\n    cmds=(\n")
-	for _, c := range visibleCommands(app) {
+	for _, c := range visible(app.Commands) {
 		for _, n := range c.Names() {
 			fmt.Fprintf(&b, "        %s\n", sq(n+":"+strings.ReplaceAll(shortUsage(c.Usage), ":", `\:`)))
 		}

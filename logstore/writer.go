@@ -375,7 +375,7 @@ func (w *Writer) write(unbuffered ...[]byte) error {
 	}
 	w.resetBuffers()
 	if w.opts.Sync == SyncBatch {
-		return w.syncLog()
+		return w.sync(false)
 	}
 	return nil
 }
@@ -387,7 +387,7 @@ func (w *Writer) Sync() error {
 	if err := w.Flush(); err != nil || w.opts.Sync == SyncNever || w.durable == w.written {
 		return err
 	}
-	return w.sync()
+	return w.sync(true)
 }
 
 // failedWrite handles a .log write that wrote n bytes and failed: it keeps
@@ -468,25 +468,22 @@ func (w *Writer) resetBuffers() {
 	w.logBuf, w.idxBuf, w.tidxBuf = w.logBuf[:0], w.idxBuf[:0], w.tidxBuf[:0]
 }
 
-// sync makes the active segment's files durable. A failed sync is fatal:
-// the kernel may have dropped the dirty pages, so retrying proves nothing.
-func (w *Writer) sync() error {
-	for _, f := range []file{w.log, w.idx, w.tidx} {
+// sync makes the active segment's records durable: the .log, and with
+// indexes its .index and .timeindex too. After each batch under SyncBatch
+// the .log alone: the indexes are hints a crash may leave short (SPEC §3,
+// §4), synced at a roll, on Close and on Sync, and each fdatasync of a
+// file that grew is a disk flush, so a batch costs one instead of three.
+// A failed sync is fatal: the kernel may have dropped the dirty pages, so
+// retrying proves nothing.
+func (w *Writer) sync(indexes bool) error {
+	files := []file{w.log, w.idx, w.tidx}
+	if !indexes {
+		files = files[:1]
+	}
+	for _, f := range files {
 		if err := f.Sync(); err != nil {
 			return w.fail(err)
 		}
-	}
-	w.durable = w.written
-	return nil
-}
-
-// syncLog makes the batch just written durable: its records are in the
-// .log. The indexes are hints a crash may leave short (SPEC §3, §4),
-// synced at a roll, on Close and on Sync; each fdatasync of a file that
-// grew is a disk flush, so a batch costs one instead of three.
-func (w *Writer) syncLog() error {
-	if err := w.log.Sync(); err != nil {
-		return w.fail(err)
 	}
 	w.durable = w.written
 	return nil
@@ -499,7 +496,7 @@ func (w *Writer) roll() error {
 		return err
 	}
 	if w.opts.Sync != SyncNever {
-		if err := w.sync(); err != nil {
+		if err := w.sync(true); err != nil {
 			return err
 		}
 	}
@@ -550,7 +547,7 @@ func (w *Writer) Close() error {
 	w.closed = true
 	err := w.Flush()
 	if err == nil && w.opts.Sync != SyncNever {
-		err = w.sync()
+		err = w.sync(true)
 	}
 	if cerr := w.closeFiles(); err == nil {
 		err = cerr
