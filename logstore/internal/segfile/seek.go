@@ -1,0 +1,162 @@
+package segfile
+
+import (
+	"github.com/seglog/seglog/format"
+)
+
+// An index entry is a hint. One is trusted as a place to start reading
+// only once the chain confirms it: the record at its position is sound
+// and has its offset, and the walk of record headers from the entry
+// before it (or from the segment's first byte) arrives exactly there
+// with that offset. A lying entry, pointing into another record's value
+// where the bytes happen to look like a record, fails the walk, which
+// lands on the real records' boundaries. Confirming costs the records
+// between two entries: one with the interval of 1 seglog writes.
+
+// maxConfirmWalk bounds the records walked to confirm an entry: an index
+// sparser than this is confirmed by nothing but a scan.
+const maxConfirmWalk = 4096
+
+// maxEndChecks bounds the entries tried, from the last one back, for a
+// place to walk to the end of the data from.
+const maxEndChecks = 64
+
+// SeekOffset makes the scan start at the confirmed index entry with the
+// largest offset at or below target, or at the segment's first byte when
+// none is (no index, or one that lies). Records before target are then
+// still returned by Next: the caller skips them.
+func (s *Scanner) SeekOffset(target uint64) error {
+	x := s.seg.Index
+	if x == nil || target <= s.seg.Base {
+		s.StartAt(0, s.seg.Base)
+		return nil
+	}
+	e, i, ok, err := x.floor(target)
+	if err != nil && err != ErrUnsorted {
+		if err = ioOnly(err); err != nil {
+			return err
+		}
+	}
+	if !ok || err != nil {
+		s.StartAt(0, s.seg.Base)
+		return nil
+	}
+	// When the search read the entry after too (an exact interpolation
+	// does), its position says how long the record is: a point lookup
+	// reads that record rather than a page.
+	if next, ok := x.known(i + 1); ok && e.Offset == target && next.Pos > e.Pos {
+		s.r.firstRead(next.Pos - e.Pos)
+	}
+	for tries := 0; tries < 4 && i >= 0; tries++ {
+		ok, err := s.confirmEntry(i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			e, _ := x.entry(i)
+			s.StartAt(e.Pos, e.Offset)
+			return nil
+		}
+		i--
+	}
+	s.StartAt(0, s.seg.Base)
+	return nil
+}
+
+// SeekEnd makes the scan start at the last confirmed index entry, for a
+// walk to the end of the data, or at the segment's first byte. Entries
+// past the end of the data are stale (a power loss wrote index pages and
+// not log pages) and skipped without a read.
+func (s *Scanner) SeekEnd() error {
+	x := s.seg.Index
+	if x == nil {
+		s.StartAt(0, s.seg.Base)
+		return nil
+	}
+	checks := 0
+	for i := x.n - 1; i >= 0 && checks < maxEndChecks; i-- {
+		e, err := x.entry(i)
+		if err != nil {
+			if err = ioOnly(err); err != nil {
+				return err
+			}
+			break
+		}
+		if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.seg.Base {
+			continue
+		}
+		checks++
+		ok, err := s.confirmEntry(i)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.StartAt(e.Pos, e.Offset)
+			return nil
+		}
+	}
+	s.StartAt(0, s.seg.Base)
+	return nil
+}
+
+// confirmEntry reports whether index entry i is confirmed by the chain:
+// the header walk from entry i-1 (itself a record with its offset) or,
+// for the first entry or when i-1 is no help, from the segment's first
+// byte, reaches its position with its offset, and its record is sound.
+func (s *Scanner) confirmEntry(i int64) (bool, error) {
+	x := s.seg.Index
+	e, err := x.entry(i)
+	if err != nil {
+		return false, ioOnly(err)
+	}
+	if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.seg.Base {
+		return false, nil
+	}
+	var h format.Header
+	if sound, err := s.sound(e.Pos, &h); err != nil || !sound || h.Offset != e.Offset {
+		return false, err
+	}
+	if e.Pos == 0 {
+		return e.Offset == max(s.seg.Base, s.seg.Floor), nil
+	}
+	if i > 0 {
+		prev, err := x.entry(i - 1)
+		if err != nil {
+			return false, ioOnly(err)
+		}
+		if prev.Pos >= 0 && prev.Pos < e.Pos && prev.Offset < e.Offset {
+			ok, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
+			if err != nil || ok {
+				return ok, err
+			}
+		}
+	}
+	return s.walks(0, max(s.seg.Base, s.seg.Floor), e.Pos, e.Offset, false)
+}
+
+// walks reports whether the record headers from (pos, off) lead, each
+// with the offset after the one before, exactly to (to, toOff), within
+// maxConfirmWalk records. With checkFirst, the record at pos must be
+// sound too (it is an index entry's, not the segment's first byte).
+func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirst bool) (bool, error) {
+	if toOff-off > maxConfirmWalk {
+		return false, nil
+	}
+	var h format.Header
+	if checkFirst {
+		if sound, err := s.sound(pos, &h); err != nil || !sound || h.Offset != off {
+			return false, err
+		}
+	}
+	for pos < to {
+		if err := s.r.header(pos, &h); err != nil {
+			return false, ioOnly(err)
+		}
+		if h.Offset != off {
+			return false, nil
+		}
+		pos += h.RecordLen()
+		off++
+	}
+	return pos == to && off == toOff, nil
+}
