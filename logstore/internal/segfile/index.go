@@ -104,7 +104,6 @@ func (x *Index) entry(i int64) (format.IndexEntry, error) {
 	return format.IndexEntry{Offset: o, Pos: p}, err
 }
 
-
 // ErrUnsorted means the entries an index search read are out of order.
 var ErrUnsorted = errors.New("segfile: index entries out of order")
 
@@ -176,4 +175,3 @@ func (x *Index) floor(target uint64) (e format.IndexEntry, i int64, ok bool, err
 	e, err = x.entry(i)
 	return e, i, err == nil, err
 }
-

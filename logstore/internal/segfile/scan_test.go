@@ -34,7 +34,6 @@ func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
 func (m *memFile) Name() string               { return m.name }
 func (m *memFile) Stat() (fs.FileInfo, error) { return memInfo{m}, nil }
 
-
 type memInfo struct{ m *memFile }
 
 func (i memInfo) Name() string       { return i.m.name }
