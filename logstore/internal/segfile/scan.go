@@ -51,6 +51,8 @@ type Scanner struct {
 	fresh bool   // pos is the segment's first byte and no record was taken
 	full  bool   // a record with the last offset there is was taken
 
+	fromEntry int64 // the index entry the scan started at, -1 for none
+
 	h   format.Header // the current record's
 	b   []byte        // the current record, header included (nil when checked in pieces)
 	cur int64         // the current record's position
@@ -82,7 +84,7 @@ func NewScanner(seg Segment, limit int64, opts Options) (*Scanner, error) {
 // is known to start (a confirmed index entry, or the end of an earlier
 // scan), forgetting any damage met.
 func (s *Scanner) StartAt(pos int64, off uint64) {
-	s.pos, s.next, s.dmg, s.err, s.full = pos, off, nil, nil, false
+	s.pos, s.next, s.dmg, s.err, s.full, s.fromEntry = pos, off, nil, nil, false, -1
 	s.fresh = pos == 0
 	if s.fresh {
 		s.next = max(s.seg.Base, s.seg.Floor)

@@ -491,3 +491,102 @@ func TestChainCheck(t *testing.T) {
 		t.Fatalf("cut short: %v", err)
 	}
 }
+
+func checkEntries(t *testing.T, seg Segment, b []byte, kind IndexKind, entries []format.IndexEntry) []Verdict {
+	t.Helper()
+	seg.Log = &memFile{name: "seg.log", b: b}
+	var ib []byte
+	for _, e := range entries {
+		ib = format.AppendIndexEntry(ib, e)
+	}
+	var got []Verdict
+	c, err := CheckIndex(seg, kind, &memFile{name: "x", b: ib}, int64(len(ib)), func(v EntryVerdict) error {
+		if v.Entry != int64(len(got)) {
+			t.Fatalf("entry %d judged out of file order (after %d)", v.Entry, len(got))
+		}
+		got = append(got, v.Verdict)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range numVerdicts {
+		n := int64(0)
+		for _, g := range got {
+			if g == v {
+				n++
+			}
+		}
+		if c.Count(v) != n {
+			t.Errorf("count of %s: %d, emitted %d", v, c.Count(v), n)
+		}
+	}
+	return got
+}
+
+func TestIndexCheck(t *testing.T) {
+	rs := seq(0, 8)
+	fv, at := forge(6, 4, 4)
+	rs[3].value = fv
+	b, pos := build(rs...)
+	forged := pos[3] + format.HeaderLen + 1 + at
+	ok := func(i int) format.IndexEntry { return format.IndexEntry{Offset: uint64(i), Pos: pos[i]} }
+	type tc struct {
+		name    string
+		b       []byte
+		active  bool
+		entries []format.IndexEntry
+		want    []Verdict
+	}
+	torn := b[:pos[7]+10]
+	crc := slices.Clone(b)
+	flip(crc, pos[5]+crcAt)
+	for _, c := range []tc{
+		{"clean", b, true, []format.IndexEntry{ok(0), ok(1), ok(2), ok(3), ok(4)},
+			[]Verdict{VerdictOK, VerdictOK, VerdictOK, VerdictOK, VerdictOK}},
+		{"lying into a value", b, true, []format.IndexEntry{ok(0), ok(2), {Offset: 6, Pos: forged}, ok(7)},
+			[]Verdict{VerdictOK, VerdictOK, VerdictNoRecord, VerdictOK}},
+		{"another record's position", b, true, []format.IndexEntry{ok(0), {Offset: 3, Pos: pos[4]}, ok(6)},
+			[]Verdict{VerdictOK, VerdictWrongPosition, VerdictOK}},
+		{"offsets back", b, true, []format.IndexEntry{ok(0), ok(1), ok(6), ok(3), ok(4)},
+			[]Verdict{VerdictOK, VerdictOK, VerdictOutOfOrder, VerdictOK, VerdictOK}},
+		{"past the end", b, true, []format.IndexEntry{ok(6), ok(7), {Offset: 8, Pos: int64(len(b))}, {Offset: 9, Pos: int64(len(b)) + 40}},
+			[]Verdict{VerdictOK, VerdictOK, VerdictPastEnd, VerdictPastEnd}},
+		{"into a torn tail", torn, true, []format.IndexEntry{ok(6), ok(7)},
+			[]Verdict{VerdictOK, VerdictPastEnd}},
+		{"the damaged record", crc, false, []format.IndexEntry{ok(4), ok(5), ok(6)},
+			[]Verdict{VerdictOK, VerdictCorruptRecord, VerdictOK}},
+		{"into damage", crc, false, []format.IndexEntry{ok(4), {Offset: 5, Pos: pos[5] + 3}, ok(6)},
+			[]Verdict{VerdictOK, VerdictUnchecked, VerdictOK}},
+	} {
+		got := checkEntries(t, Segment{Active: c.active, Index: nil}, c.b, OffsetIndex, c.entries)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	ts := func(o int) int64 { return 1_700_000_000_000_000_000 + int64(o) }
+	te := func(o int, t int64) format.IndexEntry { return format.IndexEntry{Offset: uint64(o), Pos: t} }
+	for _, c := range []tc{
+		{"clean", b, true, []format.IndexEntry{te(0, ts(0)), te(4, ts(4)), te(7, ts(7))},
+			[]Verdict{VerdictOK, VerdictOK, VerdictOK}},
+		{"wrong time", b, true, []format.IndexEntry{te(0, ts(0)), te(4, 99)},
+			[]Verdict{VerdictOK, VerdictWrongTimestamp}},
+		{"after the last record", torn, true, []format.IndexEntry{te(6, ts(6)), te(7, ts(7)), te(9, ts(9))},
+			[]Verdict{VerdictOK, VerdictPastEnd, VerdictPastEnd}},
+		{"lost to damage", crc, false, []format.IndexEntry{te(4, ts(4)), te(5, ts(5)), te(6, ts(6))},
+			[]Verdict{VerdictOK, VerdictCorruptRecord, VerdictOK}},
+		{"below the base", b, true, []format.IndexEntry{te(0, ts(0)), te(2, ts(2))},
+			[]Verdict{VerdictOK, VerdictOK}},
+	} {
+		got := checkEntries(t, Segment{Active: c.active}, c.b, TimeIndex, c.entries)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("time %s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	rs = seq(10, 14)
+	b, _ = build(rs...)
+	got := checkEntries(t, Segment{Base: 10}, b, TimeIndex, []format.IndexEntry{te(3, 0), te(10, ts(10))})
+	if want := []Verdict{VerdictNoSuchOffset, VerdictOK}; !slices.Equal(got, want) {
+		t.Errorf("below the base: %v, want %v", got, want)
+	}
+}

@@ -92,6 +92,7 @@ func (s *Scanner) SeekEnd() error {
 		}
 		if ok {
 			s.StartAt(e.Pos, e.Offset)
+			s.fromEntry = i
 			return nil
 		}
 	}

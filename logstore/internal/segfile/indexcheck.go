@@ -1,0 +1,452 @@
+package segfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/seglog/seglog/format"
+)
+
+// IndexKind is which of a segment's index files an IndexCheck checks.
+type IndexKind int
+
+const (
+	// OffsetIndex is the .index: offset -> byte position.
+	OffsetIndex IndexKind = iota
+	// TimeIndex is the .timeindex: offset -> timestamp.
+	TimeIndex
+)
+
+// Verdict is what checking an index entry against the segment's records
+// found. verify-crc and dump-index both report these.
+type Verdict int
+
+const (
+	// VerdictOK: the record with that offset starts at that position
+	// (.index), or has that timestamp (.timeindex).
+	VerdictOK Verdict = iota
+	// VerdictBackwards (a warning): a .timeindex entry that checks out,
+	// for a record older than the one before it: foreign writers stamp
+	// the wall clock, which can step back.
+	VerdictBackwards
+	// VerdictPastEnd (a note): the entry points past the end of the
+	// segment's valid data: a position at or after the end of the .log
+	// or in its incomplete tail, or an offset after its last record.
+	// Stale after a power loss (index pages reached the disk, log pages
+	// did not).
+	VerdictPastEnd
+	// VerdictWrongPosition: a valid record starts at the position, with
+	// another offset (FoundOffset).
+	VerdictWrongPosition
+	// VerdictWrongTimestamp: the record with that offset has another
+	// timestamp (FoundTimestamp).
+	VerdictWrongTimestamp
+	// VerdictOutOfOrder: the entry's offset (or position) is not above the
+	// entry before it that was in order (Prev), or not below the next one.
+	VerdictOutOfOrder
+	// VerdictNoRecord: the position is inside a valid record (at
+	// RecordPos, offset FoundOffset), where no record starts.
+	VerdictNoRecord
+	// VerdictNoSuchOffset: a .timeindex entry's offset is below the
+	// segment's base offset (Prev).
+	VerdictNoSuchOffset
+	// VerdictCorruptRecord: the entry names the record where the
+	// segment's chain breaks (at RecordPos, Reason): the entry may be
+	// right; the .log is damaged there.
+	VerdictCorruptRecord
+	// VerdictUnchecked: the entry points into damaged bytes (or, a
+	// .timeindex entry, at an offset damage took) that start at RecordPos
+	// (Reason), so it could not be confirmed.
+	VerdictUnchecked
+
+	numVerdicts
+)
+
+var verdictNames = [numVerdicts]struct{ text, code string }{
+	VerdictOK:             {"ok", "ok"},
+	VerdictBackwards:      {"timestamp goes backwards", "timestamp_backwards"},
+	VerdictPastEnd:        {"past the log's end", "past_end"},
+	VerdictWrongPosition:  {"wrong position", "wrong_position"},
+	VerdictWrongTimestamp: {"wrong timestamp", "wrong_timestamp"},
+	VerdictOutOfOrder:     {"out of order", "out_of_order"},
+	VerdictNoRecord:       {"no record starts here", "no_record"},
+	VerdictNoSuchOffset:   {"no such offset in this segment", "no_such_offset"},
+	VerdictCorruptRecord:  {"corrupt record", "corrupt_record"},
+	VerdictUnchecked:      {"not checked: damaged log", "unchecked"},
+}
+
+// Verdicts lists every verdict, in order.
+func Verdicts() []Verdict {
+	vs := make([]Verdict, numVerdicts)
+	for i := range vs {
+		vs[i] = Verdict(i)
+	}
+	return vs
+}
+
+func (v Verdict) String() string {
+	if v < 0 || v >= numVerdicts {
+		return fmt.Sprintf("verdict(%d)", int(v))
+	}
+	return verdictNames[v].text
+}
+
+// Code is the verdict as a short identifier, for JSON.
+func (v Verdict) Code() string {
+	if v < 0 || v >= numVerdicts {
+		return fmt.Sprintf("verdict_%d", int(v))
+	}
+	return verdictNames[v].code
+}
+
+// Wrong reports whether the verdict says the entry itself is wrong.
+func (v Verdict) Wrong() bool {
+	switch v {
+	case VerdictWrongPosition, VerdictWrongTimestamp, VerdictOutOfOrder, VerdictNoRecord, VerdictNoSuchOffset:
+		return true
+	}
+	return false
+}
+
+// Damaged reports whether the verdict is about damage in the .log, which
+// kept the entry from being confirmed.
+func (v Verdict) Damaged() bool { return v == VerdictCorruptRecord || v == VerdictUnchecked }
+
+// Note reports whether the verdict is a note: nothing wrong with the data.
+func (v Verdict) Note() bool { return v == VerdictPastEnd }
+
+// Warning reports whether the verdict is a warning.
+func (v Verdict) Warning() bool { return v == VerdictBackwards }
+
+// EntryVerdict is one index entry and what its check found.
+type EntryVerdict struct {
+	Entry  int64  // number of the entry in the file, from 0
+	Offset uint64 // as stored
+	Value  int64  // byte position (.index) or timestamp (.timeindex), as stored
+
+	Verdict Verdict
+	// RecordPos is the position of the record the entry was checked
+	// against, or of the damage; -1 when there is none.
+	RecordPos int64
+	// FoundOffset: with VerdictWrongPosition and VerdictNoRecord, the
+	// offset of the record there; with VerdictUnchecked, the first offset
+	// the damage took.
+	FoundOffset uint64
+	// FoundTimestamp: the record's own (VerdictWrongTimestamp), or the
+	// record's before it (VerdictBackwards).
+	FoundTimestamp int64
+	// Prev: the offset of the last entry in order (VerdictOutOfOrder), or
+	// the segment's base offset (VerdictNoSuchOffset).
+	Prev uint64
+	// Reason is what the bytes there fail (a format.Err* sentinel or
+	// ErrOverlap), with VerdictCorruptRecord and VerdictUnchecked.
+	Reason error
+}
+
+// indexBlock is how many entries an IndexCheck reads at a time.
+const indexBlock = 4096
+
+// IndexCheck checks an index file's entries, in file order, against the
+// records of the segment as one walk of it meets them: the walk reports
+// each valid record (OnRecord) and each break (OnDamage), in order, and
+// each entry is judged as soon as the walk passes its position (.index)
+// or offset (.timeindex). Memory stays constant whatever the sizes.
+type IndexCheck struct {
+	kind IndexKind
+	base uint64
+	f    File
+	n    int64 // whole entries
+	stop int64 // entries from this one on are not this check's
+	emit func(EntryVerdict) error
+	err  error
+
+	buf      []byte
+	bufFirst int64 // entry number of buf's first entry
+	read     int64 // entries taken so far
+
+	pend    bool // the pending entry, waiting for the walk
+	pv      EntryVerdict
+	pk      int64 // its key: position (.index) or offset (.timeindex)
+	prev    bool  // an entry in order was taken ...
+	po, pvv uint64
+	lastTS  int64 // the timestamp of the last record checked, for Backwards
+	hasTS   bool
+	counts  [numVerdicts]int64
+}
+
+// NewIndexCheck checks the entries first..stop-1 (stop < 0: all) of the
+// index file f, size bytes long, of the segment with base offset base,
+// handing each verdict to emit in file order.
+func NewIndexCheck(kind IndexKind, f File, size int64, base uint64, first, stop int64, emit func(EntryVerdict) error) *IndexCheck {
+	c := &IndexCheck{kind: kind, base: base, f: f, n: size / format.IndexEntryLen, emit: emit, read: first}
+	c.stop = c.n
+	if stop >= 0 {
+		c.stop = min(stop, c.n)
+	}
+	c.advance()
+	return c
+}
+
+// Err is the first error reading the file or from emit: the check
+// stopped there.
+func (c *IndexCheck) Err() error { return c.err }
+
+// Count is how many entries got verdict v.
+func (c *IndexCheck) Count(v Verdict) int64 {
+	if v < 0 || v >= numVerdicts {
+		return 0
+	}
+	return c.counts[v]
+}
+
+// Key is the pending entry's key (math.MaxInt64 when none): a walk need
+// tell the check only of records and damage reaching it.
+func (c *IndexCheck) Key() int64 {
+	if !c.pend {
+		return math.MaxInt64
+	}
+	return c.pk
+}
+
+func (c *IndexCheck) entry(i int64) (uint64, int64, bool) {
+	j := (i - c.bufFirst) * format.IndexEntryLen
+	if j < 0 || j+format.IndexEntryLen > int64(len(c.buf)) {
+		n := min(indexBlock, c.n-i)
+		if cap(c.buf) < indexBlock*format.IndexEntryLen {
+			c.buf = make([]byte, 0, indexBlock*format.IndexEntryLen)
+		}
+		b := c.buf[:n*format.IndexEntryLen]
+		m, err := c.f.ReadAt(b, i*format.IndexEntryLen)
+		if m < len(b) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%s shrank while being checked", c.f.Name())
+			}
+			c.fail(err)
+			return 0, 0, false
+		}
+		c.buf, c.bufFirst, j = b, i, 0
+	}
+	e, _ := format.ParseIndexEntry(c.buf[j:])
+	return e.Offset, e.Pos, true
+}
+
+func (c *IndexCheck) fail(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+	c.pend, c.stop = false, c.read
+}
+
+// inOrder: b may follow a (offsets rise, and positions in an .index).
+func (c *IndexCheck) inOrder(ao uint64, av int64, bo uint64, bv int64) bool {
+	return bo > ao && (c.kind == TimeIndex || uint64(bv) > uint64(av))
+}
+
+// advance takes the next entry as the pending one, judging on the way
+// those that need no walk: out of order, or below the base offset.
+func (c *IndexCheck) advance() {
+	c.pend = false
+	for c.err == nil && c.read < c.stop {
+		i := c.read
+		o, v, ok := c.entry(i)
+		if !ok {
+			return
+		}
+		c.read++
+		e := EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1}
+		bad := c.prev && !c.inOrder(c.po, int64(c.pvv), o, v)
+		if !bad && i+1 < c.n {
+			// Too far ahead: not below the next entry, which is in order
+			// with the ones before.
+			no, nv, ok := c.entry(i + 1)
+			if !ok {
+				return
+			}
+			bad = !c.inOrder(o, v, no, nv) && (!c.prev || c.inOrder(c.po, int64(c.pvv), no, nv))
+		}
+		switch {
+		case bad:
+			e.Verdict, e.Prev = VerdictOutOfOrder, c.po
+			c.judge(e)
+			continue
+		case c.kind == TimeIndex && o < c.base:
+			e.Verdict, e.Prev = VerdictNoSuchOffset, c.base
+			c.judge(e)
+			continue
+		}
+		c.prev, c.po, c.pvv = true, o, uint64(v)
+		c.pend, c.pv = true, e
+		c.pk = c.keyOf(o, v)
+		return
+	}
+}
+
+func (c *IndexCheck) keyOf(o uint64, v int64) int64 {
+	if c.kind == TimeIndex {
+		return int64(min(o, math.MaxInt64))
+	}
+	if v < 0 {
+		return math.MaxInt64 // a u64 past 2^63: past any end
+	}
+	return v
+}
+
+// judge counts and emits a verdict.
+func (c *IndexCheck) judge(e EntryVerdict) {
+	c.counts[e.Verdict]++
+	if c.emit != nil && c.err == nil {
+		if err := c.emit(e); err != nil {
+			c.fail(err)
+		}
+	}
+}
+
+// settle judges the pending entry and takes the next.
+func (c *IndexCheck) settle(v Verdict, set func(e *EntryVerdict)) {
+	e := c.pv
+	e.Verdict = v
+	if set != nil {
+		set(&e)
+	}
+	c.judge(e)
+	c.advance()
+}
+
+// OnRecord tells the check of a valid record at [pos, end) with offset
+// off and timestamp ts. Call it only when end > Key() (.index) or off >=
+// Key() (.timeindex); for .timeindex entries, every record also counts
+// toward telling timestamps that go backwards, so call OnTimestamp for
+// the others.
+func (c *IndexCheck) OnRecord(pos, end int64, off uint64, ts int64) {
+	if c.kind == TimeIndex {
+		k := int64(min(off, math.MaxInt64))
+		for c.pend && c.pk <= k {
+			if c.pk < k {
+				// An offset the walk passed without a record or damage
+				// for it: not in this segment's records.
+				c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
+				continue
+			}
+			switch {
+			case c.pv.Value != ts:
+				c.settle(VerdictWrongTimestamp, func(e *EntryVerdict) { e.RecordPos, e.FoundTimestamp = pos, ts })
+			case c.hasTS && ts < c.lastTS:
+				prev := c.lastTS
+				c.settle(VerdictBackwards, func(e *EntryVerdict) { e.RecordPos, e.FoundTimestamp = pos, prev })
+			default:
+				c.settle(VerdictOK, func(e *EntryVerdict) { e.RecordPos = pos })
+			}
+		}
+		c.OnTimestamp(ts)
+		return
+	}
+	for c.pend && c.pk < end {
+		switch {
+		case c.pk == pos && c.pv.Offset == off:
+			c.settle(VerdictOK, func(e *EntryVerdict) { e.RecordPos = pos })
+		case c.pk == pos:
+			c.settle(VerdictWrongPosition, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
+		case c.pk > pos:
+			c.settle(VerdictNoRecord, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
+		default:
+			// Before where the walk started: not this check's to judge.
+			c.settle(VerdictUnchecked, nil)
+		}
+	}
+}
+
+// OnTimestamp tells a .timeindex check of a record's timestamp the walk
+// met without calling OnRecord.
+func (c *IndexCheck) OnTimestamp(ts int64) {
+	c.lastTS, c.hasTS = ts, true
+}
+
+// OnDamage tells the check of a break the walk met: the bytes [d.Pos,
+// d.End) are damaged, and the offsets from d.Offset up to d.ResumeOffset
+// (to the end, when it did not resume) were lost to it.
+func (c *IndexCheck) OnDamage(d *Damage) {
+	if c.kind == TimeIndex {
+		to := int64(math.MaxInt64)
+		if d.Resumed {
+			to = int64(min(d.ResumeOffset, math.MaxInt64))
+		}
+		for c.pend && c.pk < to {
+			switch {
+			case !d.Resumed && d.Class == Incomplete && c.pk >= int64(min(d.Offset, math.MaxInt64)):
+				c.settle(VerdictPastEnd, nil)
+			case c.pk == int64(min(d.Offset, math.MaxInt64)):
+				c.settle(VerdictCorruptRecord, func(e *EntryVerdict) { e.RecordPos, e.Reason = d.Pos, d.Reason })
+			default:
+				c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset, e.Reason = d.Pos, d.Offset, d.Reason })
+			}
+		}
+		return
+	}
+	end := d.End
+	if !d.Resumed {
+		end = math.MaxInt64
+	}
+	for c.pend && c.pk < end {
+		switch {
+		case c.pk >= d.Limit:
+			return // past the data: Finish says so
+		case c.pk < d.Pos:
+			c.settle(VerdictUnchecked, nil)
+		case d.Class == Incomplete:
+			c.settle(VerdictPastEnd, nil)
+		case c.pk == d.Pos && c.pv.Offset == d.Offset:
+			c.settle(VerdictCorruptRecord, func(e *EntryVerdict) { e.RecordPos, e.Reason = d.Pos, d.Reason })
+		default:
+			c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset, e.Reason = d.Pos, d.Offset, d.Reason })
+		}
+	}
+}
+
+// Finish judges the entries the walk never reached: past the end of the
+// data (.index) or of its records (.timeindex). It returns Err.
+func (c *IndexCheck) Finish() error {
+	for c.pend {
+		c.settle(VerdictPastEnd, nil)
+	}
+	return c.err
+}
+
+// CheckIndex checks the index file f (size bytes) of kind against seg,
+// walked from its first byte to the end of its data, handing each
+// entry's verdict to emit in file order.
+func CheckIndex(seg Segment, kind IndexKind, f File, size int64, emit func(EntryVerdict) error) (*IndexCheck, error) {
+	s, err := NewScanner(seg, -1, Options{ReadAhead: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	c := NewIndexCheck(kind, f, size, seg.Base, 0, -1, emit)
+	for c.err == nil {
+		for s.Next() {
+			h := s.Header()
+			if kind == TimeIndex {
+				if int64(min(h.Offset, math.MaxInt64)) >= c.Key() {
+					c.OnRecord(s.RecordPos(), s.Pos(), h.Offset, h.Timestamp)
+				} else {
+					c.OnTimestamp(h.Timestamp)
+				}
+			} else if s.Pos() > c.Key() {
+				c.OnRecord(s.RecordPos(), s.Pos(), h.Offset, h.Timestamp)
+			}
+		}
+		if s.Err() != nil {
+			return c, s.Err()
+		}
+		d := s.Damage()
+		if d == nil {
+			break
+		}
+		c.OnDamage(d)
+		if !s.Resume() {
+			break
+		}
+	}
+	return c, c.Finish()
+}
