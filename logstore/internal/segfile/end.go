@@ -11,8 +11,8 @@ type End struct {
 	From    int64
 	// FromEntry is the index entry From is at, -1 for none.
 	FromEntry int64
-	LastTS  int64 // the last valid record's timestamp, when Records > 0
-	MaxTS   int64 // the largest timestamp the walk met, when Records > 0
+	LastTS    int64 // the last valid record's timestamp, when Records > 0
+	MaxTS     int64 // the largest timestamp the walk met, when Records > 0
 	// Tail is the break the data ends in, nil when it ends cleanly at the
 	// limit; First is the first break the walk met (Tail, or one valid
 	// data resumed after).
