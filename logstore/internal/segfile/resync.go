@@ -17,26 +17,45 @@ import (
 //  2. the record where the failing one claims to end, when its offset is
 //     n+1 or it is confirmed (ByClaimedEnd);
 //  3. the lowest-placed confirmed record after p found byte by byte
-//     (ByScan) that does not conflict with the anchor, the first
-//     confirmed record an index entry names with its offset; else the
-//     anchor (ByIndex).
+//     (ByScan) that does not conflict with the anchor, the first record
+//     after p that an index entry names with its offset; else the anchor
+//     (ByIndex).
 //
 // A record is confirmed when the record at its end is sound with its
 // offset + 1, or it ends exactly at the end of the data with an offset
 // that the bytes from p to it could have held records up to.
 //
 // Bytes inside the failing record's claimed extent are its payload, not
-// records, unless a candidate's chain shows the claimed length wrong: it
+// records, when its header claims to be the record expected there (its
+// offset field holds n) or it is complete with its CRC matching; a
+// header claiming another offset may be anything, and so may its length.
+// That payload counts as records only where a candidate's chain shows
+// the claimed length wrong: it
 // runs across the extent's end. An extent that runs past the end of the
-// data cannot be shown wrong that way. In the active segment that is a
-// torn tail and stays one, whatever its bytes look like, unless an index
-// entry names a confirmed record inside it (a writer indexes records
-// only after writing them, so it wrote more after the failing one); in a
-// closed segment, which no crash tears, a chain that runs exactly to the
-// end of the data shows it wrong too. A candidate conflicts with the
-// anchor when its chain runs into the anchor's record other than at its
-// start, or reaches the anchor's offsets before its position: then the
-// anchor wins.
+// data cannot be shown wrong that way; it is simply wrong, and does not
+// count, unless it can be a torn write: in the active segment, a record
+// whose header is cut off, or consistent with offset n. Such a torn
+// tail stays one whatever its bytes look like, unless an index entry
+// names a confirmed record inside it (a writer indexes a record only
+// after writing it, so it wrote more after the failing one), or a chain
+// of two or more records carrying on after the failing one (offsets
+// above n, no more above it than the bytes between could have held) runs
+// to the end of the data, or into a tail torn in its turn, crossing only
+// damage the claimed-end rule bridges: then the length field went wrong. A candidate
+// conflicts with the anchor when its chain runs into the anchor's record
+// other than at its start, or reaches the anchor's offsets before its
+// position: then the anchor wins.
+
+// A byte-scan candidate can be a record shape inside a value that the
+// damage laid bare. The log's real chain runs on; a shape's runs out at
+// the end of the value it is in. So a candidate whose chain breaks soon
+// is weighed against those in conflict with it found a little further
+// on (offsets it has taken, at positions it did not reach them at): the
+// chain with more records wins.
+const (
+	islandRecords = 1024     // a chain this long is no island
+	islandWindow  = 64 << 10 // how far past an island a rival is looked for
+)
 
 // maxIndexChecks bounds the index entries tried for an anchor: past this
 // many bad ones, the byte scan is as good.
@@ -58,9 +77,16 @@ func (s *Scanner) resync(d *Damage) error {
 	if s.fresh {
 		lower = s.seg.Floor
 	}
-	extEnd := s.limit // without a header, the damage may run to the end
+	// The failing record's claimed extent: where it says it ends, and
+	// whether its bytes are its payload (see above).
+	claimedEnd, extEnd := int64(-1), p+1
 	if d.HeaderOK {
-		extEnd = p + d.Header.RecordLen()
+		claimedEnd = p + d.Header.RecordLen()
+		if d.Sound || d.Header.Offset == n {
+			extEnd = claimedEnd
+		}
+	} else if s.seg.Active {
+		extEnd = s.limit + 1 // a header cut short: a torn tail
 	}
 	resume := func(c candidate, by Rule) error {
 		d.Resumed, d.End, d.ResumeOffset, d.By = true, c.pos, c.off, by
@@ -78,21 +104,21 @@ func (s *Scanner) resync(d *Damage) error {
 		}
 	}
 	// 2. Its claimed end.
-	if d.HeaderOK && extEnd > p && extEnd <= s.limit-format.HeaderLen {
+	if claimedEnd > p && claimedEnd <= s.limit-format.HeaderLen {
 		var h format.Header
-		sound, err := s.sound(extEnd, &h)
+		sound, err := s.sound(claimedEnd, &h)
 		if err != nil {
 			return err
 		}
 		if sound && h.Offset >= lower {
 			ok := n != math.MaxUint64 && h.Offset == n+1
 			if !ok {
-				if ok, err = s.confirmed(extEnd, &h, p, n); err != nil {
+				if ok, err = s.confirmed(claimedEnd, &h, p, n); err != nil {
 					return err
 				}
 			}
 			if ok {
-				return resume(candidate{extEnd, h.Offset}, ByClaimedEnd)
+				return resume(candidate{claimedEnd, h.Offset}, ByClaimedEnd)
 			}
 		}
 	}
@@ -104,9 +130,6 @@ func (s *Scanner) resync(d *Damage) error {
 	stop := s.limit - format.HeaderLen
 	if hasAnchor {
 		stop = anchor.pos - 1
-	}
-	if s.seg.Active && extEnd > s.limit {
-		stop = min(stop, p) // a torn tail: no byte in it starts a record
 	}
 	var h format.Header
 	for q := p + 1; q <= stop; q++ {
@@ -132,7 +155,11 @@ func (s *Scanner) resync(d *Damage) error {
 			}
 		}
 		if ok {
-			return resume(candidate{q, h.Offset}, ByScan)
+			c, err := s.longerChain(candidate{q, h.Offset}, p, n, lower, extEnd, hasAnchor, anchor)
+			if err != nil {
+				return err
+			}
+			return resume(c, ByScan)
 		}
 	}
 	if hasAnchor {
@@ -142,28 +169,96 @@ func (s *Scanner) resync(d *Damage) error {
 }
 
 // acceptable: the record at c (its header in h) is sound with c's
-// offset, confirmed, and outside the failing record's extent [p, extEnd)
-// or shown by its chain (or, past the end of the data, its index entry)
-// to be outside it.
+// offset, confirmed (unless an index entry names it: indexed), and
+// outside the failing record's extent [p, extEnd) or shown by its chain
+// (or, past the end of the data, its index entry) to be outside it.
 func (s *Scanner) acceptable(c candidate, h *format.Header, p int64, n uint64, extEnd int64, indexed bool) (bool, error) {
 	sound, err := s.sound(c.pos, h)
 	if err != nil || !sound || h.Offset != c.off {
 		return false, err
 	}
-	if ok, err := s.confirmed(c.pos, h, p, n); err != nil || !ok {
-		return false, err
+	if !indexed {
+		if ok, err := s.confirmed(c.pos, h, p, n); err != nil || !ok {
+			return false, err
+		}
 	}
 	switch {
 	case c.pos >= extEnd:
 		return true, nil
 	case extEnd <= s.limit:
 		return s.straddles(c, extEnd)
-	case indexed:
+	case indexed || !s.tornHere(p, n):
 		return true, nil
-	case !s.seg.Active:
-		return s.straddles(c, s.limit+1)
+	case c.off <= n || c.off-n > uint64((c.pos-p)/format.HeaderLen):
+		return false, nil
 	}
-	return false, nil
+	// A torn tail, unless records carrying on after the failing one (with
+	// offsets the bytes between could have held) run to the end of the
+	// data: a length field gone wrong, not a write cut short.
+	k, err := s.chainToEnd(c)
+	return k >= 2, err
+}
+
+// tornHere reports whether the record at p, whose extent runs past the
+// end of the data, can be a write of offset n cut short: only in the
+// active segment (closed segments were complete when closed), and only
+// when what is there of its header is the expected record's: cut off
+// itself, or consistent (keylen within size) with offset n. A crash
+// leaves the bytes it cut off zero, never a header that contradicts
+// itself.
+func (s *Scanner) tornHere(p int64, n uint64) bool {
+	if !s.seg.Active {
+		return false
+	}
+	if p+format.HeaderLen > s.limit {
+		return true
+	}
+	var h format.Header
+	return s.r.header(p, &h) == nil && h.Offset == n
+}
+
+// chainToEnd is how many records the chain of valid records from c has
+// when it runs to the end of the data: exactly, or into a record there
+// cut short (a torn tail after it); else 0. A record on the way that
+// fails while the one at its claimed end carries on (the strong rule)
+// is crossed.
+func (s *Scanner) chainToEnd(c candidate) (int, error) {
+	pos, off := c.pos, c.off
+	var h, h2 format.Header
+	for k := 0; ; k++ {
+		if pos == s.limit {
+			return k, nil
+		}
+		sound, err := s.sound(pos, &h)
+		if err != nil {
+			return 0, err
+		}
+		if !sound || h.Offset != off {
+			if k == 0 {
+				return 0, nil
+			}
+			if !sound && pos+format.HeaderLen <= s.limit && pos+h.RecordLen() > s.limit && s.tornHere(pos, off) {
+				return k, nil
+			}
+			herr := s.r.header(pos, &h)
+			if herr != nil && herr != format.ErrKeyLen || off == math.MaxUint64 {
+				return 0, ioOnly(herr)
+			}
+			next := pos + h.RecordLen()
+			if next <= pos || next > s.limit-format.HeaderLen {
+				return 0, nil
+			}
+			if sound, err := s.sound(next, &h2); err != nil || !sound || h2.Offset != off+1 {
+				return 0, err
+			}
+			pos, off = next, off+1
+			continue
+		}
+		if off == math.MaxUint64 {
+			return 0, nil
+		}
+		pos, off = pos+h.RecordLen(), off+1
+	}
 }
 
 // sound reports whether a complete record whose CRC matches starts at
@@ -195,15 +290,11 @@ func (s *Scanner) confirmed(q int64, h *format.Header, p int64, n uint64) (bool,
 }
 
 // straddles reports whether the chain of valid records from c runs across
-// end: one of its records starts before end and ends after it. With end
-// just past the data, that is whether it runs exactly to the end of it.
+// end: one of its records starts before end and ends after it.
 func (s *Scanner) straddles(c candidate, end int64) (bool, error) {
 	pos, off := c.pos, c.off
 	var h format.Header
 	for pos < end {
-		if pos == s.limit {
-			return end == s.limit+1, nil
-		}
 		sound, err := s.sound(pos, &h)
 		if err != nil || !sound || h.Offset != off {
 			return false, err
@@ -213,7 +304,7 @@ func (s *Scanner) straddles(c candidate, end int64) (bool, error) {
 			return true, nil
 		}
 		if off == math.MaxUint64 {
-			return next == s.limit && end == s.limit+1, nil
+			return false, nil
 		}
 		pos, off = next, off+1
 	}
@@ -244,7 +335,9 @@ func (s *Scanner) compatible(c, a candidate) (bool, error) {
 }
 
 // indexAnchor is the first record after p, in the order of the index's
-// entries, that an entry names with its offset and that is acceptable.
+// entries, that an entry names with its offset and that is acceptable: a
+// writer's own word that a record starts there, which no byte scan
+// outweighs.
 func (s *Scanner) indexAnchor(p int64, n, lower uint64, extEnd int64) (candidate, bool, error) {
 	x := s.seg.Index
 	if x == nil || x.n == 0 {
@@ -281,4 +374,96 @@ func (s *Scanner) indexAnchor(p int64, n, lower uint64, extEnd int64) (candidate
 		}
 	}
 	return candidate{}, false, nil
+}
+
+// reach walks the chain of valid records from c and returns where it
+// breaks, the offset expected there and how many records it has, up to
+// islandRecords; island is false when it runs further, or to the end of
+// the data.
+func (s *Scanner) reach(c candidate) (end int64, next uint64, records int, island bool, err error) {
+	pos, off := c.pos, c.off
+	var h format.Header
+	for k := 0; k < islandRecords; k++ {
+		if pos >= s.limit {
+			return pos, off, k, false, nil
+		}
+		sound, err := s.sound(pos, &h)
+		if err != nil {
+			return 0, 0, 0, false, err
+		}
+		if !sound || h.Offset != off {
+			return pos, off, k, true, nil
+		}
+		if off == math.MaxUint64 {
+			return pos + h.RecordLen(), off, k + 1, false, nil
+		}
+		pos, off = pos+h.RecordLen(), off+1
+	}
+	return pos, off, islandRecords, false, nil
+}
+
+// longerChain returns c, or a rival candidate in conflict with c whose
+// chain has more records, when c's chain is an island (see
+// islandRecords).
+func (s *Scanner) longerChain(c candidate, p int64, n, lower uint64, extEnd int64, hasAnchor bool, anchor candidate) (candidate, error) {
+	for rounds := 0; rounds < 8; rounds++ {
+		end, next, records, island, err := s.reach(c)
+		if err != nil || !island {
+			return c, err
+		}
+		stop := min(s.limit-format.HeaderLen, end+islandWindow)
+		if hasAnchor {
+			stop = min(stop, anchor.pos-1)
+		}
+		better := false
+		var h format.Header
+		for q := c.pos + 1; q <= stop; q++ {
+			hb, err := s.r.window(q, format.HeaderLen)
+			if err != nil {
+				if IsIOError(err) {
+					return c, err
+				}
+				break
+			}
+			// A rival has an offset c's chain took (or was to take next) and
+			// is not on c's chain.
+			if h.Decode(hb) != nil || h.Offset < lower || h.Offset >= next || q+h.RecordLen() > s.limit || q < end && h.Offset >= c.off && s.onChain(c, q, h.Offset) {
+				continue
+			}
+			ok, err := s.acceptable(candidate{q, h.Offset}, &h, p, n, extEnd, false)
+			if err != nil {
+				return c, err
+			}
+			if !ok {
+				continue
+			}
+			r := candidate{q, h.Offset}
+			_, _, rRecords, _, err := s.reach(r)
+			if err != nil {
+				return c, err
+			}
+			if rRecords > records {
+				c, better = r, true
+				break
+			}
+		}
+		if !better {
+			return c, nil
+		}
+	}
+	return c, nil
+}
+
+// onChain reports whether the chain from c has a record at pos with
+// offset off.
+func (s *Scanner) onChain(c candidate, pos int64, off uint64) bool {
+	at, o := c.pos, c.off
+	var h format.Header
+	for at < pos {
+		if sound, err := s.sound(at, &h); err != nil || !sound || h.Offset != o {
+			return false
+		}
+		at, o = at+h.RecordLen(), o+1
+	}
+	return at == pos && o == off
 }

@@ -341,12 +341,46 @@ func TestScanSizeFlipped(t *testing.T) {
 	putU32(b, pos[4]+sizeAt, 1<<30)
 	checkVerdict(t, scanAll(t, Segment{}, b), slices.Concat(offsets(0, 4), offsets(5, 10)),
 		want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: ByScan, resume: pos[5]})
-	// In the active segment that is a torn tail, unless the index names
-	// the records after it.
-	checkVerdict(t, scanAll(t, Segment{Active: true}, b), offsets(0, 4),
+	// In the active segment too: the records after it carry on from it
+	// to the end of the data, which no torn write leaves.
+	checkVerdict(t, scanAll(t, Segment{Active: true}, b), slices.Concat(offsets(0, 4), offsets(5, 10)),
+		want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: ByScan, resume: pos[5]})
+	// Also when they end in a torn tail of their own.
+	cut := b[:len(b)-5]
+	for _, x := range []*Index{nil, indexOf(rs, pos)} {
+		by := ByScan
+		if x != nil {
+			by = ByIndex
+		}
+		checkVerdict(t, scanAll(t, Segment{Active: true, Index: x}, cut), slices.Concat(offsets(0, 4), offsets(5, 9)),
+			want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: by, resume: pos[5]},
+			want{pos: pos[9], offset: 9, class: Incomplete, reason: format.ErrShort, resume: -1})
+	}
+	// Also across a record whose claimed end carries on, with or
+	// without the index.
+	bad := slices.Clone(b)
+	flip(bad, pos[7]+crcAt)
+	for _, x := range []*Index{nil, indexOf(rs, pos)} {
+		by := ByScan
+		if x != nil {
+			by = ByIndex
+		}
+		checkVerdict(t, scanAll(t, Segment{Active: true, Index: x}, bad), slices.Concat(offsets(0, 4), offsets(5, 7), offsets(8, 10)),
+			want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: by, resume: pos[5]},
+			want{pos: pos[7], offset: 7, class: Corrupt, reason: format.ErrCRC, by: ByClaimedEnd, resume: pos[8]})
+	}
+	// Not across worse: then the index, naming the records, tells.
+	worse := slices.Clone(b)
+	putU32(worse, pos[7]+sizeAt, 5)
+	checkVerdict(t, scanAll(t, Segment{Active: true}, worse), slices.Concat(offsets(0, 4), offsets(8, 10)),
+		want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: ByScan, resume: pos[8]})
+	checkVerdict(t, scanAll(t, Segment{Active: true, Index: indexOf(rs, pos)}, worse), slices.Concat(offsets(0, 4), offsets(5, 7), offsets(8, 10)),
+		want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: ByIndex, resume: pos[5]},
+		want{pos: pos[7], offset: 7, class: Corrupt, reason: format.ErrCRC, by: ByIndex, resume: pos[8]})
+	// A chain too short to tell: a torn tail.
+	short := slices.Clone(b[:pos[6]+5])
+	checkVerdict(t, scanAll(t, Segment{Active: true}, short), offsets(0, 4),
 		want{pos: pos[4], offset: 4, class: Incomplete, reason: format.ErrShort, resume: -1})
-	checkVerdict(t, scanAll(t, Segment{Active: true, Index: indexOf(rs, pos)}, b), slices.Concat(offsets(0, 4), offsets(5, 10)),
-		want{pos: pos[4], offset: 4, class: Corrupt, reason: format.ErrShort, by: ByIndex, resume: pos[5]})
 	// Flipped smaller: the claimed end is inside its own value, and the
 	// real next record, past it, is found by the scan.
 	b, pos = build(rs...)
