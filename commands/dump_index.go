@@ -133,18 +133,28 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 	dir := ""
 	switch {
 	case dumpIndexIsPath(o.target):
-		fi, err := os.Stat(o.target)
-		if err != nil {
-			return nil, false, err
-		}
-		if !fi.IsDir() {
+		// What is not a file is left to classifyPath, which names it.
+		if fi, err := os.Stat(o.target); err == nil && !fi.IsDir() {
 			kind, ok := logstore.IndexKindOf(o.target)
 			if !ok {
 				return nil, false, usagef("dump-index: %s is neither an index file (*.index, *.timeindex) nor a partition directory", o.target)
 			}
 			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil
 		}
-		dir = filepath.Clean(o.target)
+		var kind pathKind
+		if dir, kind, err = classifyPath(o.target); err != nil {
+			return nil, false, err
+		}
+		if kind == topicPath {
+			t, err := logstore.OpenTopicDir(dir)
+			if err != nil {
+				return nil, false, err
+			}
+			if dir, err = dumpIndexPartition(t, dir, o.partition); err != nil {
+				return nil, false, err
+			}
+			break
+		}
 		if o.partition >= 0 {
 			if n, err := format.ParsePartition(filepath.Base(dir)); err != nil || n != o.partition {
 				return nil, false, usagef("--partition %d does not match the partition directory %s", o.partition, dir)
@@ -159,16 +169,9 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		if err != nil {
 			return nil, false, err
 		}
-		p := o.partition
-		switch {
-		case p < 0 && t.Partitions > 1:
-			return nil, false, usagef("topic %s has %d partitions: name one with --partition 0..%d", o.target, t.Partitions, t.Partitions-1)
-		case p < 0:
-			p = 0
-		case p >= t.Partitions:
-			return nil, false, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.target, t.Partitions-1, p, logstore.ErrPartitionNotFound)
+		if dir, err = dumpIndexPartition(t, o.target, o.partition); err != nil {
+			return nil, false, err
 		}
-		dir = store.PartitionDir(o.target, p)
 	}
 	segs, err := logstore.IndexSegments(dir)
 	if err != nil {
@@ -193,6 +196,20 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
 	}
 	return files, true, nil
+}
+
+// dumpIndexPartition is the directory of the partition of t (called
+// label) to dump: p, or the only one when p is -1.
+func dumpIndexPartition(t *logstore.Topic, label string, p int) (string, error) {
+	switch {
+	case p < 0 && t.Partitions > 1:
+		return "", usagef("topic %s has %d partitions: name one with --partition 0..%d", label, t.Partitions, t.Partitions-1)
+	case p < 0:
+		p = 0
+	case p >= t.Partitions:
+		return "", fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", label, t.Partitions-1, p, logstore.ErrPartitionNotFound)
+	}
+	return t.PartitionDir(p), nil
 }
 
 // segmentChoices names a partition's segments for an error message.

@@ -185,10 +185,23 @@ type partitionRef struct {
 	open      func() (*logstore.Partition, error)
 }
 
-// readTargets lists the partitions a read covers, in order.
+// readTargets lists the partitions a read covers, in order: of a topic,
+// a topic directory named by path, or a partition directory.
 func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if strings.Contains(topic, "/") {
-		dir := filepath.Clean(topic)
+		dir, kind, err := classifyPath(topic)
+		if err != nil {
+			return nil, err
+		}
+		if kind == topicPath {
+			t, err := logstore.OpenTopicDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			return topicRefs(t, partition, func(p int) (*logstore.Partition, error) {
+				return logstore.OpenPartitionDir(t.PartitionDir(p), t.PartitionDir(p))
+			})
+		}
 		n, err := format.ParsePartition(filepath.Base(dir))
 		if err != nil {
 			n = 0
@@ -196,7 +209,7 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 		if partition >= 0 && partition != n {
 			return nil, usagef("--partition %d does not match the partition directory %s", partition, dir)
 		}
-		return []partitionRef{{topic: filepath.Base(filepath.Dir(dir)), partition: n,
+		return []partitionRef{{topic: pathTopic(dir), partition: n,
 			open: func() (*logstore.Partition, error) { return logstore.OpenPartitionDir(dir, dir) }}}, nil
 	}
 	store := logstore.Open(e.dataDir)
@@ -207,16 +220,20 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if err != nil {
 		return nil, err
 	}
+	return topicRefs(t, partition, func(p int) (*logstore.Partition, error) { return store.OpenPartition(topic, p) })
+}
+
+// topicRefs lists partition of t, or all of them when it is -1.
+func topicRefs(t *logstore.Topic, partition int, open func(p int) (*logstore.Partition, error)) ([]partitionRef, error) {
 	if partition >= t.Partitions {
-		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", t.Name, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
 	}
 	var refs []partitionRef
 	for p := 0; p < t.Partitions; p++ {
 		if partition >= 0 && p != partition {
 			continue
 		}
-		refs = append(refs, partitionRef{topic: topic, partition: p,
-			open: func() (*logstore.Partition, error) { return store.OpenPartition(topic, p) }})
+		refs = append(refs, partitionRef{topic: t.Name, partition: p, open: func() (*logstore.Partition, error) { return open(p) }})
 	}
 	return refs, nil
 }

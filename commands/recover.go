@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,18 +146,18 @@ func runRecover(e *env, o recoverOptions) error {
 		TryPartitionLocks: every && !o.waitSet}
 	topics := o.topics
 	if every {
-		var err error
-		if topics, err = store.Topics(); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
-			}
+		all, err := dataDirTopics(e)
+		if err != nil {
 			return err
 		}
-		topics = withoutLinks(e, store, "recover", topics)
+		topics = withoutLinks(e, store, "recover", all)
 		left, err := store.RecoverDataDir(opts)
 		run.leftovers = append(run.leftovers, left...)
 		if err != nil {
 			run.probs = append(run.probs, err)
+		}
+		if len(topics) == 0 && len(run.leftovers) == 0 && len(run.probs) == 0 {
+			return nothingToDo(e, "check", len(all))
 		}
 	}
 	// Tables go out topic by topic, so a long run shows progress; blocks
@@ -183,6 +182,7 @@ func runRecover(e *env, o recoverOptions) error {
 		tr, err := store.RecoverTopic(topic, o.partition, opts)
 		bar.next()
 		bar.clear()
+		warnForeign(e, topic, tr.Dir, tr.Foreign)
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.As(err, &locked):

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -130,14 +129,13 @@ func runSweep(e *env, o sweepOptions) error {
 	every := len(o.topics) == 0
 	topics := o.topics
 	if every {
-		var err error
-		if topics, err = store.Topics(); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
-			}
+		all, err := dataDirTopics(e)
+		if err != nil {
 			return err
 		}
-		topics = withoutLinks(e, store, "retention-sweep", topics)
+		if topics = withoutLinks(e, store, "retention-sweep", all); len(topics) == 0 {
+			return nothingToDo(e, "sweep", len(all))
+		}
 	}
 	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
@@ -159,6 +157,7 @@ func runSweep(e *env, o sweepOptions) error {
 		ts, err := store.RetentionSweep(topic, o.partition, opts)
 		bar.next()
 		bar.clear()
+		warnForeign(e, topic, ts.Dir, ts.Foreign)
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.Is(err, logstore.ErrNoRetention):
