@@ -43,9 +43,15 @@ func (t *coveredTopic) missingError(c covered) error {
 func dataDirTopics(e *env) ([]string, error) {
 	names, err := logstore.Open(e.dataDir).Topics()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+		return nil, noDataDir(e)
 	}
 	return names, err
+}
+
+// noDataDir is the error of a command over a data directory that does
+// not exist.
+func noDataDir(e *env) error {
+	return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
 }
 
 // topicTargets returns the arguments of a command that lists, or every
