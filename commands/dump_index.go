@@ -133,8 +133,13 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 	dir := ""
 	switch {
 	case dumpIndexIsPath(o.target):
-		// What is not a file is left to classifyPath, which names it.
-		if fi, err := os.Stat(o.target); err == nil && !fi.IsDir() {
+		// What is neither a file nor an index file's name is left to
+		// classifyPath, which names it.
+		fi, err := os.Stat(o.target)
+		if _, isIndex := logstore.IndexKindOf(o.target); err != nil && isIndex {
+			return nil, false, err
+		}
+		if err == nil && !fi.IsDir() {
 			kind, ok := logstore.IndexKindOf(o.target)
 			if !ok {
 				return nil, false, usagef("dump-index: %s is neither an index file (*.index, *.timeindex) nor a partition directory", o.target)

@@ -321,7 +321,7 @@ type verifySummaryJSON struct {
 	Notes      int                          `json:"notes"`
 	Known      int                          `json:"known"`
 	Complete   bool                         `json:"complete"`
-	NotChecked []string                     `json:"not_checked"` // arguments and partitions not checked at all
+	NotChecked []string                     `json:"not_checked,omitempty"` // arguments and partitions not checked at all
 }
 
 type verifyPartitionSummaryJSON struct {
@@ -351,7 +351,7 @@ func (p *verifyPrinter) summary(parts []verifyPart, unchecked []string, complete
 	}
 	if p.json {
 		s := verifySummaryJSON{Type: "summary", Partitions: []verifyPartitionSummaryJSON{}, Problems: p.problems, Notes: p.notes,
-			Known: p.known, Complete: complete, NotChecked: append([]string{}, unchecked...)}
+			Known: p.known, Complete: complete, NotChecked: unchecked}
 		for _, vp := range parts {
 			r := vp.report
 			j := verifyPartitionSummaryJSON{Partition: vp.name, Dir: vp.dir, Missing: vp.missing}
