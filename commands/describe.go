@@ -38,10 +38,13 @@ func describeCommand() *cli.Command {
 		ArgsUsage: "[TOPIC|PARTITION-DIR...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
-			"holding its writer lock. No TOPIC: every topic. A TOPIC containing '/' names a\n" +
-			"partition directory directly (a copy, a backup), or a log in the simple\n" +
-			"store/index layout (one row, no timestamps). A partition directory missing\n" +
-			"below the highest is shown as missing and makes describe exit 1.\n\n" +
+			"holding its writer lock. No TOPIC: every topic (a data directory without topics\n" +
+			"lists nothing, with a warning). A TOPIC containing '/' names a partition or topic\n" +
+			"directory directly (a copy, a backup), or a log in the simple store/index layout\n" +
+			"(one row, no timestamps); a directory holding none of them is an error. Partition\n" +
+			"directories missing below the highest are shown as missing, a run of them in one\n" +
+			"row, and make describe exit 1; directories numbered 10000 or more are not\n" +
+			"partitions, and are ignored with a warning.\n\n" +
 			"--groups describes the consumer groups (read/tail --group) instead: a table per\n" +
 			"group with, for each partition it committed (of the TOPICs named, or all), the\n" +
 			"committed offset (the next record the group reads), the partition's next offset,\n" +

@@ -35,10 +35,11 @@ func dumpIndexCommand() *cli.Command {
 		Description: "Only reads: prints each entry of an index file (entry number, offset, and the byte\n" +
 			"position or timestamp), or of every segment of a topic's partition, each file under\n" +
 			"a heading. An argument ending in .index or .timeindex, or containing '/', is a file\n" +
-			"(or a partition directory); anything else is a TOPIC, whose partition --partition\n" +
-			"names (it may be left out when the topic has one partition). An .index with a\n" +
-			".store beside it, or a directory in that simple store/index layout, gets each\n" +
-			"entry's class: real, wrong, past the store's end, or zero padding (one line per run).\n\n" +
+			"(or a partition or topic directory); anything else is a TOPIC, whose partition\n" +
+			"--partition names (it may be left out when the topic has one partition), as for a\n" +
+			"topic directory. An .index with a .store beside it, or a directory in that simple\n" +
+			"store/index layout, gets each entry's class: real, wrong, past the store's end, or\n" +
+			"zero padding (one line per run).\n\n" +
 			"Up to 1000 entries a file are printed as a table, more as plain aligned columns,\n" +
 			"in constant memory whatever the file's size; --json prints one object per entry\n" +
 			"and then one summary object per file (and a total for a partition).\n\n" +

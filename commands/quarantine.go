@@ -42,6 +42,9 @@ func quarantineCommand() *cli.Command {
 			"        --older-than), after which they cannot be put back. Offset gaps left by\n" +
 			"        recover --salvage stay recorded in the partitions' .gaps.json, so\n" +
 			"        verify-crc still knows them.\n\n" +
+			"A TOPIC deleted since its pieces were saved still lists them; a TOPIC with nothing\n" +
+			"saved says so, naming the topics that have pieces; one that neither exists nor\n" +
+			"has pieces is an error (exit status 1).\n\n" +
 			"Examples:\n" +
 			"  seglog quarantine\n" +
 			"  seglog quarantine list orders --json\n" +

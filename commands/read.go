@@ -83,11 +83,13 @@ func readCommand() *cli.Command {
 		ArgsUsage: "TOPIC|PARTITION-DIR",
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
-			"partition 0 first. A TOPIC containing '/' names a partition directory directly (a\n" +
-			"copy, a backup) or a log in the simple store/index layout (see 'seglog import'),\n" +
-			"whose records have no key, timestamp or CRC: json gives null for them, dump '-',\n" +
-			"and %T and %c print nothing. Exits 1 on a corrupt record, after printing the\n" +
-			"records before it, unless --skip-corrupt.\n\n" +
+			"partition 0 first. A TOPIC containing '/' names a directory directly (a copy, a\n" +
+			"backup): a partition directory (one holding segment files), a topic directory (its\n" +
+			"partitions, as for a TOPIC) or a log in the simple store/index layout (see 'seglog\n" +
+			"import'), whose records have no key, timestamp or CRC: json gives null for them,\n" +
+			"dump '-', and %T and %c print nothing; a directory holding none of them is an\n" +
+			"error. Exits 1 on a corrupt record, after printing the records before it, unless\n" +
+			"--skip-corrupt.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +

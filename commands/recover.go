@@ -49,7 +49,8 @@ func recoverCommand() *cli.Command {
 			"No TOPIC: every topic; a partition a writer holds (a running append) is then\n" +
 			"skipped at once with a warning, unless --wait or --wait-timeout is given, and\n" +
 			"the exit status is 0 if all else went well. A named topic whose lock is held is\n" +
-			"an error (exit status 1).\n\n" +
+			"an error (exit status 1), and so is a data directory without topics (or leftovers)\n" +
+			"or whose topics were all skipped: nothing was checked.\n\n" +
 			"Examples:\n" +
 			"  seglog recover --dry-run\n" +
 			"  seglog recover orders\n" +

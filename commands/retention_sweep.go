@@ -50,7 +50,9 @@ func retentionSweepCommand() *cli.Command {
 			"totals. No TOPIC: every topic; topics without a retention setting are listed as\n" +
 			"skipped, and a topic whose maintenance lock stays held (a copy, a recover) is\n" +
 			"skipped with a warning, and the exit status is 0 if all else went well. A named\n" +
-			"topic without a rule, or with its lock held, is an error (exit status 1).\n\n" +
+			"topic without a rule, or with its lock held, is an error (exit status 1), and so\n" +
+			"is a data directory without topics, or whose topics were all skipped as links:\n" +
+			"from cron, a sweep of nothing must not pass for one that worked.\n\n" +
 			"Examples:\n" +
 			"  seglog retention-sweep --dry-run\n" +
 			"  seglog retention-sweep app-logs --retention 7d\n" +

@@ -33,15 +33,18 @@ func verifyCRCCommand() *cli.Command {
 			"base), overlapping segments, offset gaps between segments (a gap recorded in the\n" +
 			"partition's .gaps.json is listed as known), the active segment's tail (incomplete\n" +
 			"is a note while a writer holds the partition, a problem otherwise) and each .index\n" +
-			"and .timeindex entry against the records. No TOPIC: every topic. A TOPIC\n" +
-			"containing '/' names a partition (or topic) directory directly, or a log in the\n" +
-			"simple store/index layout: it has no checksums, so its framing, segments and\n" +
-			"index entries are checked (zero padding and entries past the store's end, what a\n" +
-			"crash leaves, are notes).\n\n" +
+			"and .timeindex entry against the records. No TOPIC: every topic; a data directory\n" +
+			"without topics is nothing checked (exit status 1). A TOPIC containing '/' names a\n" +
+			"partition (or topic) directory directly, or a log in the simple store/index\n" +
+			"layout: it has no checksums, so its framing, segments and index entries are\n" +
+			"checked (zero padding and entries past the store's end, what a crash leaves, are\n" +
+			"notes); a directory holding none of them is an error.\n\n" +
 			"Prints one line per finding: 'problem', 'note' or 'known', the file, the byte\n" +
 			"position and offset concerned, and why; then a table per partition and 'N problems\n" +
-			"found' or 'no problems found'. With --quiet, no table. Exit status 3 when a problem\n" +
-			"was found, 1 when the check could not finish (an I/O error), even with problems.\n" +
+			"found' or, only when everything asked for was checked, 'no problems found'. What\n" +
+			"could not be checked (a topic not found, an I/O error) is named on that line as\n" +
+			"not checked or checked in part. With --quiet, no table. Exit status 3 when a\n" +
+			"problem was found, 1 when the check could not finish, even with problems.\n" +
 			"A missing or short index, entries past the log's end and timestamps going\n" +
 			"backwards are notes: 'seglog recover' rebuilds indexes.\n\n" +
 			"--json prints one JSON object per line: {\"type\":\"finding\", \"severity\", \"kind\",\n" +
@@ -49,7 +52,7 @@ func verifyCRCCommand() *cli.Command {
 			"null when they do not apply), then {\"type\":\"summary\", \"partitions\":[{\"partition\",\n" +
 			"\"dir\", \"segments\", \"records\", \"bytes\", \"problems\", \"notes\", \"known\",\n" +
 			"\"writer_pid\", \"complete\", \"missing\"}], \"problems\", \"notes\", \"known\",\n" +
-			"\"complete\"}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
+			"\"complete\", \"not_checked\" (when something was not)}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
 			"index-order, missing-partition, gaps-file; incomplete-tail (a note while a writer\n" +
 			"holds the partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
 			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +
