@@ -45,10 +45,10 @@ func TestPathHoldsNoLog(t *testing.T) {
 		path string
 		want string
 	}{
-		{filepath.Join(base, "notes"), notALog},          // files, none of a log
-		{filepath.Join(base, "empty"), notALog},          // nothing at all
-		{filepath.Join(base, "lonely", "0"), notALog},    // named like a partition, empty
-		{filepath.Join(base, "parts"), notALog},          // partition directories without segments
+		{filepath.Join(base, "notes"), notALog},           // files, none of a log
+		{filepath.Join(base, "empty"), notALog},           // nothing at all
+		{filepath.Join(base, "lonely", "0"), notALog},     // named like a partition, empty
+		{filepath.Join(base, "parts"), notALog},           // partition directories without segments
 		{filepath.Join(base, "nosuch"), "does not exist"}, // a typo
 		{dir, "is a data directory, not a partition or topic directory (name it with --data-dir"},
 	}
