@@ -210,6 +210,27 @@ func TestEveryTopicSkipped(t *testing.T) {
 	}
 }
 
+// --partition P over every topic, when no topic has P, did nothing: exit 1.
+func TestEveryTopicLacksPartition(t *testing.T) {
+	dir := faultTopic(t, t.TempDir(), 2, numbered("v", 4), "--retention", "1d")
+	for _, c := range []struct {
+		args []string
+		verb string
+	}{{[]string{"recover", "--partition", "7"}, "check"}, {[]string{"retention-sweep", "--partition", "7", "--dry-run"}, "sweep"}} {
+		r := runIn(t, dir, nil, c.args...)
+		if r.code != exitError || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q; want %d and nothing", c.args, r.code, r.stdout, exitError)
+		}
+		wantOneErrorLine(t, r.stderr, "nothing to "+c.verb+": no topic of "+dir+" has partition 7")
+	}
+	mustRun(t, dir, "", "create", "wide", "--partitions", "8", "--retention", "1d")
+	for _, args := range [][]string{{"recover", "--partition", "7"}, {"retention-sweep", "--partition", "7", "--dry-run"}} {
+		if r := mustRun(t, dir, "", args...); !strings.Contains(r.stdout, "partition wide/7 ") {
+			t.Errorf("%q:\n%s", args, r.stdout)
+		}
+	}
+}
+
 // verify-crc says "no problems found" only when everything asked for was
 // checked; otherwise it names what was not, and exits 1.
 func TestVerifyCRCReportsWhatWasNotChecked(t *testing.T) {

@@ -49,8 +49,9 @@ func recoverCommand() *cli.Command {
 			"No TOPIC: every topic; a partition a writer holds (a running append) is then\n" +
 			"skipped at once with a warning, unless --wait or --wait-timeout is given, and\n" +
 			"the exit status is 0 if all else went well. A named topic whose lock is held is\n" +
-			"an error (exit status 1), and so is a data directory without topics (or leftovers)\n" +
-			"or whose topics were all skipped: nothing was checked.\n\n" +
+			"an error (exit status 1), and so is nothing checked: a data directory without\n" +
+			"topics (or leftovers), whose topics were all skipped, or none of whose topics has\n" +
+			"the --partition given.\n\n" +
 			"Examples:\n" +
 			"  seglog recover --dry-run\n" +
 			"  seglog recover orders\n" +
@@ -179,6 +180,7 @@ func runRecover(e *env, o recoverOptions) error {
 	if err := emit(&b); err != nil {
 		return err
 	}
+	lacking := 0 // topics without partition o.partition
 	for _, topic := range topics {
 		tr, err := store.RecoverTopic(topic, o.partition, opts)
 		bar.next()
@@ -191,7 +193,8 @@ func runRecover(e *env, o recoverOptions) error {
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
-			continue // --partition P over every topic: topics with fewer partitions have nothing to do
+			lacking++ // --partition P over every topic: topics with fewer partitions have nothing to do
+			continue
 		case err != nil:
 			run.probs = append(run.probs, lockAdvice(err, o.lockWait))
 			continue
@@ -224,6 +227,9 @@ func runRecover(e *env, o recoverOptions) error {
 		}
 	}
 	bar.finish()
+	if lacking > 0 && lacking == len(topics) {
+		return fmt.Errorf("nothing to check: no topic of %s has partition %d", e.dataDir, o.partition)
+	}
 	if o.json {
 		if err := writeRecoverJSON(e.stdout, run); err != nil {
 			return err

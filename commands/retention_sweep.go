@@ -51,8 +51,9 @@ func retentionSweepCommand() *cli.Command {
 			"skipped, and a topic whose maintenance lock stays held (a copy, a recover) is\n" +
 			"skipped with a warning, and the exit status is 0 if all else went well. A named\n" +
 			"topic without a rule, or with its lock held, is an error (exit status 1), and so\n" +
-			"is a data directory without topics, or whose topics were all skipped as links:\n" +
-			"from cron, a sweep of nothing must not pass for one that worked.\n\n" +
+			"is a data directory without topics, whose topics were all skipped as links, or\n" +
+			"none of whose topics has the --partition given: from cron, a sweep of nothing\n" +
+			"must not pass for one that worked.\n\n" +
 			"Examples:\n" +
 			"  seglog retention-sweep --dry-run\n" +
 			"  seglog retention-sweep app-logs --retention 7d\n" +
@@ -154,6 +155,7 @@ func runSweep(e *env, o sweepOptions) error {
 		opts.Warn = func(m string) { bar.clear(); e.warn("%s", m) }
 	}
 	var b bytes.Buffer
+	lacking := 0 // topics without partition o.partition
 	for _, topic := range topics {
 		b.Reset()
 		ts, err := store.RetentionSweep(topic, o.partition, opts)
@@ -176,7 +178,8 @@ func runSweep(e *env, o sweepOptions) error {
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
-			continue // --partition P over every topic: topics with fewer partitions have nothing to do
+			lacking++ // --partition P over every topic: topics with fewer partitions have nothing to do
+			continue
 		case err != nil:
 			run.probs = append(run.probs, sweepAdvice(err, topic, o.lockWait))
 			continue
@@ -194,6 +197,9 @@ func runSweep(e *env, o sweepOptions) error {
 		run.warnSegments(e, ts)
 	}
 	bar.finish()
+	if lacking > 0 && lacking == len(topics) {
+		return fmt.Errorf("nothing to sweep: no topic of %s has partition %d", e.dataDir, o.partition)
+	}
 	if o.json {
 		if err := run.writeJSON(e.stdout); err != nil {
 			return err
