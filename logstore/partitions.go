@@ -109,8 +109,11 @@ func (tp TopicPartitions) Missing() []PartitionRange {
 func (tp TopicPartitions) Err(topic, dir string) error {
 	if tp.Count == 0 {
 		why := ""
-		if len(tp.Foreign) > 0 {
-			why = fmt.Sprintf(" (%s numbered beyond the %d partitions seglog supports)", strings.Join(tp.Foreign, ", "), MaxPartitions)
+		if n := len(tp.Foreign); n > 0 {
+			why = fmt.Sprintf(" (only %s, numbered beyond the %d partitions seglog supports)", strings.Join(tp.Foreign[:min(n, 3)], ", "), MaxPartitions)
+			if n > 3 {
+				why = fmt.Sprintf(" (only %s and %d more, numbered beyond the %d partitions seglog supports)", strings.Join(tp.Foreign[:3], ", "), n-3, MaxPartitions)
+			}
 		}
 		return fmt.Errorf("topic %s (%s) has no partition directories%s: %w", topic, dir, why, ErrPartitionNotFound)
 	}
