@@ -124,6 +124,30 @@ func TestPathTopicDirectory(t *testing.T) {
 	}
 }
 
+// tail -F on a path waits for a log to appear there, as on a topic's
+// name; -f fails at once.
+func TestTailFollowPathAppears(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t")
+	later := filepath.Join(dir, "later")
+	r := runIn(t, dir, nil, "tail", "-f", later)
+	if r.code != exitError {
+		t.Errorf("tail -f %s: exit %d, want %d", later, r.code, exitError)
+	}
+	wantOneErrorLine(t, r.stderr, later+" does not exist")
+	tail := startTail(t, dir, "-F", later, "-n", "0", "--count", "2")
+	eventually(t, 10*time.Second, "tail -F to say it waits", func() bool {
+		return strings.Contains(tail.stderr.String(), later+" does not exist (an argument holding '/' is a path: to a partition or topic directory); waiting for it to appear (-F)")
+	})
+	mustRun(t, dir, "x\ny\n", "append", "later", "--create")
+	if code := tail.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("tail -F exited %d: %s", code, tail.stderr)
+	}
+	if got := strings.Join(tail.got(), ","); got != "x,y" {
+		t.Errorf("tail -F %s printed %q", later, got)
+	}
+}
+
 // A data directory without topics (an unmounted volume looks like that)
 // is nothing checked: exit 1 for the commands that check or change, a
 // warning for those that list. A missing one is an error for all.
