@@ -31,7 +31,7 @@ func (r PartitionRange) Len() int { return r.Last - r.First + 1 }
 // they carry, so one stray directory costs what any entry costs.
 type TopicPartitions struct {
 	// Count is the topic's partition count: the highest partition
-	// directory's number + 1 (SPEC §1).
+	// directory's number + 1.
 	Count int
 	// Present lists the partition directories there, in increasing order.
 	Present []int
@@ -125,7 +125,7 @@ func (tp TopicPartitions) Err(topic, dir string) error {
 
 // MissingPartitionsError is partition directories missing below a topic's
 // highest. They are never skipped silently: the partition count decides
-// key routing (SPEC §1).
+// key routing.
 type MissingPartitionsError struct {
 	Topic   string
 	Dir     string // the topic directory
