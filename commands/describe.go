@@ -38,10 +38,13 @@ func describeCommand() *cli.Command {
 		ArgsUsage: "[TOPIC|PARTITION-DIR...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
-			"holding its writer lock. No TOPIC: every topic. A TOPIC containing '/' names a\n" +
-			"partition directory directly (a copy, a backup), or a log in the simple\n" +
-			"store/index layout (one row, no timestamps). A partition directory missing\n" +
-			"below the highest is shown as missing and makes describe exit 1.\n\n" +
+			"holding its writer lock. No TOPIC: every topic (a data directory without topics\n" +
+			"lists nothing, with a warning). A TOPIC containing '/' names a partition or topic\n" +
+			"directory directly (a copy, a backup), or a log in the simple store/index layout\n" +
+			"(one row, no timestamps); a directory holding none of them is an error. Partition\n" +
+			"directories missing below the highest are shown as missing, a run of them in one\n" +
+			"row, and make describe exit 1; directories numbered 10000 or more are not\n" +
+			"partitions, and are ignored with a warning.\n\n" +
 			"--groups describes the consumer groups (read/tail --group) instead: a table per\n" +
 			"group with, for each partition it committed (of the TOPICs named, or all), the\n" +
 			"committed offset (the next record the group reads), the partition's next offset,\n" +
@@ -93,9 +96,28 @@ func describeCommand() *cli.Command {
 // stats, or why there are none.
 type partitionInfo struct {
 	partition int
+	last      int // of a run of missing partitions; else partition
 	stats     logstore.PartitionStats
 	missing   bool  // no directory, though a higher partition has one
 	err       error // stats could not be read
+}
+
+// numbers is the partition, or those of the run.
+func (p partitionInfo) numbers() []int { return rangeNumbers(p.partition, p.last) }
+
+// rangeNumbers is first..last (first alone when last is below it): a run
+// of missing partitions, which lies below logstore.MaxPartitions.
+func rangeNumbers(first, last int) []int {
+	ns := make([]int, 0, max(last-first, 0)+1)
+	for n := first; n <= max(last, first); n++ {
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// label is the PARTITION cell: "3", or "1..4" for a run.
+func (p partitionInfo) label() string {
+	return logstore.PartitionRange{First: p.partition, Last: max(p.last, p.partition)}.String()
 }
 
 // topicInfo is a topic's partitions, in order.
@@ -107,12 +129,13 @@ type topicInfo struct {
 	layout     string // "simple" for a log in the simple store/index layout (no timestamps), else ""
 }
 
-// missing lists the partitions without a directory.
+// missing lists the partitions without a directory (fewer than
+// logstore.MaxPartitions).
 func (t *topicInfo) missing() []int {
 	var ps []int
 	for _, p := range t.parts {
 		if p.missing {
-			ps = append(ps, p.partition)
+			ps = append(ps, p.numbers()...)
 		}
 	}
 	return ps
@@ -170,9 +193,9 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 	}
 	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
 	for _, c := range ct.parts {
-		pi := partitionInfo{partition: c.number, missing: c.missing}
+		pi := partitionInfo{partition: c.number, last: c.last, missing: c.missing}
 		if c.missing {
-			*probs = append(*probs, missingError(ct, c))
+			*probs = append(*probs, ct.missingError(c))
 		} else if pi.stats, pi.err = partitionStats(c.dir, c.name); pi.err != nil {
 			*probs = append(*probs, pi.err)
 		}
@@ -254,7 +277,7 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	var times timeFormatter
 	rows := make([][]string, 0, len(t.parts))
 	for _, p := range t.parts {
-		row := []string{strconv.Itoa(p.partition), "", "-", "-", "-", "-", "-", "-", "-"}
+		row := []string{p.label(), "", "-", "-", "-", "-", "-", "-", "-"}
 		switch {
 		case p.missing:
 			row[1] = "missing"
@@ -390,11 +413,18 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 	for _, t := range topics {
 		tj := describeTopicJSON{Topic: t.name, Dir: t.dir, Layout: t.layout, Partitions: []describePartitionJSON{}}
 		for _, p := range t.parts {
-			pj := describePartitionJSON{Partition: p.partition, Missing: p.missing}
+			if p.missing {
+				// One object per partition, as scripts count them.
+				for _, n := range p.numbers() {
+					tj.Partitions = append(tj.Partitions, describePartitionJSON{Partition: n, Missing: true})
+				}
+				continue
+			}
+			pj := describePartitionJSON{Partition: p.partition}
 			if p.err != nil {
 				pj.Error = errorLine(p.err)
 			}
-			if !p.missing && p.err == nil {
+			if p.err == nil {
 				st := p.stats
 				pj.Start, pj.Next, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Records, st.Segments, st.Bytes
 				if t.layout == "" {

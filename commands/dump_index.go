@@ -35,10 +35,11 @@ func dumpIndexCommand() *cli.Command {
 		Description: "Only reads: prints each entry of an index file (entry number, offset, and the byte\n" +
 			"position or timestamp), or of every segment of a topic's partition, each file under\n" +
 			"a heading. An argument ending in .index or .timeindex, or containing '/', is a file\n" +
-			"(or a partition directory); anything else is a TOPIC, whose partition --partition\n" +
-			"names (it may be left out when the topic has one partition). An .index with a\n" +
-			".store beside it, or a directory in that simple store/index layout, gets each\n" +
-			"entry's class: real, wrong, past the store's end, or zero padding (one line per run).\n\n" +
+			"(or a partition or topic directory); anything else is a TOPIC, whose partition\n" +
+			"--partition names (it may be left out when the topic has one partition), as for a\n" +
+			"topic directory. An .index with a .store beside it, or a directory in that simple\n" +
+			"store/index layout, gets each entry's class: real, wrong, past the store's end, or\n" +
+			"zero padding (one line per run).\n\n" +
 			"Up to 1000 entries a file are printed as a table, more as plain aligned columns,\n" +
 			"in constant memory whatever the file's size; --json prints one object per entry\n" +
 			"and then one summary object per file (and a total for a partition).\n\n" +
@@ -133,18 +134,33 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 	dir := ""
 	switch {
 	case dumpIndexIsPath(o.target):
+		// What is neither a file nor an index file's name is left to
+		// classifyPath, which names it.
 		fi, err := os.Stat(o.target)
-		if err != nil {
+		if _, isIndex := logstore.IndexKindOf(o.target); err != nil && isIndex {
 			return nil, false, err
 		}
-		if !fi.IsDir() {
+		if err == nil && !fi.IsDir() {
 			kind, ok := logstore.IndexKindOf(o.target)
 			if !ok {
 				return nil, false, usagef("dump-index: %s is neither an index file (*.index, *.timeindex) nor a partition directory", o.target)
 			}
 			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil
 		}
-		dir = filepath.Clean(o.target)
+		var kind pathKind
+		if dir, kind, err = classifyPath(o.target); err != nil {
+			return nil, false, err
+		}
+		if kind == topicPath {
+			t, err := logstore.OpenTopicDir(dir)
+			if err != nil {
+				return nil, false, err
+			}
+			if dir, err = dumpIndexPartition(t, dir, o.partition); err != nil {
+				return nil, false, err
+			}
+			break
+		}
 		if o.partition >= 0 {
 			if n, err := format.ParsePartition(filepath.Base(dir)); err != nil || n != o.partition {
 				return nil, false, usagef("--partition %d does not match the partition directory %s", o.partition, dir)
@@ -159,16 +175,9 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		if err != nil {
 			return nil, false, err
 		}
-		p := o.partition
-		switch {
-		case p < 0 && t.Partitions > 1:
-			return nil, false, usagef("topic %s has %d partitions: name one with --partition 0..%d", o.target, t.Partitions, t.Partitions-1)
-		case p < 0:
-			p = 0
-		case p >= t.Partitions:
-			return nil, false, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.target, t.Partitions-1, p, logstore.ErrPartitionNotFound)
+		if dir, err = dumpIndexPartition(t, o.target, o.partition); err != nil {
+			return nil, false, err
 		}
-		dir = store.PartitionDir(o.target, p)
 	}
 	segs, err := logstore.IndexSegments(dir)
 	if err != nil {
@@ -193,6 +202,20 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
 	}
 	return files, true, nil
+}
+
+// dumpIndexPartition is the directory of the partition of t (called
+// label) to dump: p, or the only one when p is -1.
+func dumpIndexPartition(t *logstore.Topic, label string, p int) (string, error) {
+	switch {
+	case p < 0 && t.Partitions > 1:
+		return "", usagef("topic %s has %d partitions: name one with --partition 0..%d", label, t.Partitions, t.Partitions-1)
+	case p < 0:
+		p = 0
+	case p >= t.Partitions:
+		return "", fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", label, t.Partitions-1, p, logstore.ErrPartitionNotFound)
+	}
+	return t.PartitionDir(p), nil
 }
 
 // segmentChoices names a partition's segments for an error message.

@@ -205,7 +205,7 @@ func TestDumpIndexExitCodes(t *testing.T) {
 		{[]string{"dump-index", "two", "--partition", "2"}, 1, []string{"topic two has partitions 0..1, not 2"}},
 		{[]string{"dump-index", "t", "--segment", "7"}, 1, []string{"no segment with base offset 7", "its segments: 0"}},
 		{[]string{"dump-index", filepath.Join(dir, "t", "0", "nosuch.index")}, 1, []string{"nosuch.index", "no such file"}},
-		{[]string{"dump-index", filepath.Join(dir, "nosuch", "0")}, 1, []string{"no such file"}},
+		{[]string{"dump-index", filepath.Join(dir, "nosuch", "0")}, 1, []string{filepath.Join(dir, "nosuch", "0") + " does not exist"}},
 
 		{[]string{"dump-index"}, 2, []string{"missing FILE, TOPIC or PARTITION-DIR"}},
 		{[]string{"dump-index", "t", "u"}, 2, []string{"one FILE, TOPIC or PARTITION-DIR expected"}},

@@ -2,8 +2,12 @@ package commands
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +42,9 @@ func quarantineCommand() *cli.Command {
 			"        --older-than), after which they cannot be put back. Offset gaps left by\n" +
 			"        recover --salvage stay recorded in the partitions' .gaps.json, so\n" +
 			"        verify-crc still knows them.\n\n" +
+			"A TOPIC deleted since its pieces were saved still lists them; a TOPIC with nothing\n" +
+			"saved says so, naming the topics that have pieces; one that neither exists nor\n" +
+			"has pieces is an error (exit status 1).\n\n" +
 			"Examples:\n" +
 			"  seglog quarantine\n" +
 			"  seglog quarantine list orders --json\n" +
@@ -78,8 +85,13 @@ func quarantineCommand() *cli.Command {
 }
 
 func runQuarantine(e *env, o quarantineOptions) error {
+	if _, err := os.Stat(e.dataDir); errors.Is(err, fs.ErrNotExist) {
+		return noDataDir(e)
+	}
 	store := logstore.Open(e.dataDir)
 	var entries []logstore.QuarantineEntry
+	var probs problems
+	var empty []string // topics named that have nothing in quarantine
 	topics := o.topics
 	if len(topics) == 0 {
 		topics = []string{""}
@@ -89,18 +101,38 @@ func runQuarantine(e *env, o quarantineOptions) error {
 		if err != nil {
 			return fmt.Errorf("quarantine of %s: %w", cmpOr(t, "the data directory"), err)
 		}
+		if t != "" && len(es) == 0 {
+			// A topic deleted since its pieces were saved still lists
+			// them; one that never was is a typo, not an empty list.
+			if fi, err := os.Stat(filepath.Join(e.dataDir, t)); err != nil || !fi.IsDir() {
+				probs = append(probs, fmt.Errorf("topic %s in %s: %w, and nothing of it is in quarantine%s", t, e.dataDir, logstore.ErrTopicNotFound, quarantinedTopics(store)))
+				continue
+			}
+			empty = append(empty, t)
+		}
 		entries = append(entries, es...)
 	}
 	if o.action == "list" {
-		if o.json {
-			return writeQuarantineJSON(e, entries, nil)
+		var err error
+		switch {
+		case o.json:
+			err = writeQuarantineJSON(e, entries, nil)
+		case len(entries) == 0 && len(empty) > 0:
+			err = writeNothingQuarantined(e, store, empty, o.partition)
+		case len(entries) > 0 || len(probs) == 0:
+			err = writeQuarantineTable(e, entries)
 		}
-		return writeQuarantineTable(e, entries)
+		if err != nil {
+			return err
+		}
+		return probs.err()
+	}
+	if len(entries) == 0 && len(probs) > 0 {
+		return probs.err() // only topics that are not there were named
 	}
 	cutoff := time.Now().Add(-o.olderThan)
 	var purged []logstore.QuarantineEntry
 	var bytesPurged int64
-	var probs problems
 	for _, en := range entries {
 		if o.olderThan > 0 && !en.Time.Before(cutoff) {
 			continue
@@ -134,6 +166,40 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// writeNothingQuarantined says that the topics named have nothing in
+// quarantine, and which topics do.
+func writeNothingQuarantined(e *env, store *logstore.Store, topics []string, partition int) error {
+	what := "topic " + nameList(topics)
+	if len(topics) > 1 {
+		what = "topics " + nameList(topics)
+	}
+	if partition >= 0 {
+		what += fmt.Sprintf(" (partition %d)", partition)
+	}
+	_, err := fmt.Fprintf(e.stdout, "%s: nothing in quarantine%s\n", what, quarantinedTopics(store))
+	return err
+}
+
+// quarantinedTopics names the topics the quarantine holds pieces of, for
+// a message saying a topic has none.
+func quarantinedTopics(store *logstore.Store) string {
+	all, err := store.QuarantineEntries("", -1)
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, en := range all {
+		if !slices.Contains(names, en.Topic) {
+			names = append(names, en.Topic)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf(" (the quarantine, %s, is empty)", filepath.Join(store.Dir(), logstore.QuarantineDir))
+	}
+	slices.Sort(names)
+	return fmt.Sprintf(" (%s holds pieces of %s)", filepath.Join(store.Dir(), logstore.QuarantineDir), nameList(names))
 }
 
 var quarantineHeader = []string{"TOPIC", "PARTITION", "SAVED", "SOURCE", "FROM", "BYTES", "FILE", "REASON"}

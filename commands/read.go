@@ -83,11 +83,13 @@ func readCommand() *cli.Command {
 		ArgsUsage: "TOPIC|PARTITION-DIR",
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
-			"partition 0 first. A TOPIC containing '/' names a partition directory directly (a\n" +
-			"copy, a backup) or a log in the simple store/index layout (see 'seglog import'),\n" +
-			"whose records have no key, timestamp or CRC: json gives null for them, dump '-',\n" +
-			"and %T and %c print nothing. Exits 1 on a corrupt record, after printing the\n" +
-			"records before it, unless --skip-corrupt.\n\n" +
+			"partition 0 first. A TOPIC containing '/' names a directory directly (a copy, a\n" +
+			"backup): a partition directory (one holding segment files), a topic directory (its\n" +
+			"partitions, as for a TOPIC) or a log in the simple store/index layout (see 'seglog\n" +
+			"import'), whose records have no key, timestamp or CRC: json gives null for them,\n" +
+			"dump '-', and %T and %c print nothing; a directory holding none of them is an\n" +
+			"error. Exits 1 on a corrupt record, after printing the records before it, unless\n" +
+			"--skip-corrupt.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +
@@ -185,10 +187,23 @@ type partitionRef struct {
 	open      func() (*logstore.Partition, error)
 }
 
-// readTargets lists the partitions a read covers, in order.
+// readTargets lists the partitions a read covers, in order: of a topic,
+// a topic directory named by path, or a partition directory.
 func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if strings.Contains(topic, "/") {
-		dir := filepath.Clean(topic)
+		dir, kind, err := classifyPath(topic)
+		if err != nil {
+			return nil, err
+		}
+		if kind == topicPath {
+			t, err := logstore.OpenTopicDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			return topicRefs(t, partition, func(p int) (*logstore.Partition, error) {
+				return logstore.OpenPartitionDir(t.PartitionDir(p), t.PartitionDir(p))
+			})
+		}
 		n, err := format.ParsePartition(filepath.Base(dir))
 		if err != nil {
 			n = 0
@@ -196,7 +211,7 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 		if partition >= 0 && partition != n {
 			return nil, usagef("--partition %d does not match the partition directory %s", partition, dir)
 		}
-		return []partitionRef{{topic: filepath.Base(filepath.Dir(dir)), partition: n,
+		return []partitionRef{{topic: pathTopic(dir), partition: n,
 			open: func() (*logstore.Partition, error) { return logstore.OpenPartitionDir(dir, dir) }}}, nil
 	}
 	store := logstore.Open(e.dataDir)
@@ -207,16 +222,20 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if err != nil {
 		return nil, err
 	}
+	return topicRefs(t, partition, func(p int) (*logstore.Partition, error) { return store.OpenPartition(topic, p) })
+}
+
+// topicRefs lists partition of t, or all of them when it is -1.
+func topicRefs(t *logstore.Topic, partition int, open func(p int) (*logstore.Partition, error)) ([]partitionRef, error) {
 	if partition >= t.Partitions {
-		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", t.Name, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
 	}
 	var refs []partitionRef
 	for p := 0; p < t.Partitions; p++ {
 		if partition >= 0 && p != partition {
 			continue
 		}
-		refs = append(refs, partitionRef{topic: topic, partition: p,
-			open: func() (*logstore.Partition, error) { return store.OpenPartition(topic, p) }})
+		refs = append(refs, partitionRef{topic: t.Name, partition: p, open: func() (*logstore.Partition, error) { return open(p) }})
 	}
 	return refs, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -50,7 +49,9 @@ func recoverCommand() *cli.Command {
 			"No TOPIC: every topic; a partition a writer holds (a running append) is then\n" +
 			"skipped at once with a warning, unless --wait or --wait-timeout is given, and\n" +
 			"the exit status is 0 if all else went well. A named topic whose lock is held is\n" +
-			"an error (exit status 1).\n\n" +
+			"an error (exit status 1), and so is nothing checked: a data directory without\n" +
+			"topics (or leftovers), whose topics were all skipped, or none of whose topics has\n" +
+			"the --partition given.\n\n" +
 			"Examples:\n" +
 			"  seglog recover --dry-run\n" +
 			"  seglog recover orders\n" +
@@ -147,18 +148,18 @@ func runRecover(e *env, o recoverOptions) error {
 		TryPartitionLocks: every && !o.waitSet}
 	topics := o.topics
 	if every {
-		var err error
-		if topics, err = store.Topics(); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
-			}
+		all, err := dataDirTopics(e)
+		if err != nil {
 			return err
 		}
-		topics = withoutLinks(e, store, "recover", topics)
+		topics = withoutLinks(e, store, "recover", all)
 		left, err := store.RecoverDataDir(opts)
 		run.leftovers = append(run.leftovers, left...)
 		if err != nil {
 			run.probs = append(run.probs, err)
+		}
+		if len(topics) == 0 && len(run.leftovers) == 0 && len(run.probs) == 0 {
+			return nothingToDo(e, "check", len(all))
 		}
 	}
 	// Tables go out topic by topic, so a long run shows progress; blocks
@@ -179,10 +180,12 @@ func runRecover(e *env, o recoverOptions) error {
 	if err := emit(&b); err != nil {
 		return err
 	}
+	lacking := 0 // topics without partition o.partition
 	for _, topic := range topics {
 		tr, err := store.RecoverTopic(topic, o.partition, opts)
 		bar.next()
 		bar.clear()
+		warnForeign(e, topic, tr.Dir, tr.Foreign)
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.As(err, &locked):
@@ -190,7 +193,8 @@ func runRecover(e *env, o recoverOptions) error {
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
-			continue // --partition P over every topic: topics with fewer partitions have nothing to do
+			lacking++ // --partition P over every topic: topics with fewer partitions have nothing to do
+			continue
 		case err != nil:
 			run.probs = append(run.probs, lockAdvice(err, o.lockWait))
 			continue
@@ -223,6 +227,9 @@ func runRecover(e *env, o recoverOptions) error {
 		}
 	}
 	bar.finish()
+	if lacking > 0 && lacking == len(topics) {
+		return fmt.Errorf("nothing to check: no topic of %s has partition %d", e.dataDir, o.partition)
+	}
 	if o.json {
 		if err := writeRecoverJSON(e.stdout, run); err != nil {
 			return err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +50,10 @@ func retentionSweepCommand() *cli.Command {
 			"totals. No TOPIC: every topic; topics without a retention setting are listed as\n" +
 			"skipped, and a topic whose maintenance lock stays held (a copy, a recover) is\n" +
 			"skipped with a warning, and the exit status is 0 if all else went well. A named\n" +
-			"topic without a rule, or with its lock held, is an error (exit status 1).\n\n" +
+			"topic without a rule, or with its lock held, is an error (exit status 1), and so\n" +
+			"is a data directory without topics, whose topics were all skipped as links, or\n" +
+			"none of whose topics has the --partition given: from cron, a sweep of nothing\n" +
+			"must not pass for one that worked.\n\n" +
 			"Examples:\n" +
 			"  seglog retention-sweep --dry-run\n" +
 			"  seglog retention-sweep app-logs --retention 7d\n" +
@@ -130,14 +132,13 @@ func runSweep(e *env, o sweepOptions) error {
 	every := len(o.topics) == 0
 	topics := o.topics
 	if every {
-		var err error
-		if topics, err = store.Topics(); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
-			}
+		all, err := dataDirTopics(e)
+		if err != nil {
 			return err
 		}
-		topics = withoutLinks(e, store, "retention-sweep", topics)
+		if topics = withoutLinks(e, store, "retention-sweep", all); len(topics) == 0 {
+			return nothingToDo(e, "sweep", len(all))
+		}
 	}
 	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
@@ -154,11 +155,13 @@ func runSweep(e *env, o sweepOptions) error {
 		opts.Warn = func(m string) { bar.clear(); e.warn("%s", m) }
 	}
 	var b bytes.Buffer
+	lacking := 0 // topics without partition o.partition
 	for _, topic := range topics {
 		b.Reset()
 		ts, err := store.RetentionSweep(topic, o.partition, opts)
 		bar.next()
 		bar.clear()
+		warnForeign(e, topic, ts.Dir, ts.Foreign)
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.Is(err, logstore.ErrNoRetention):
@@ -175,7 +178,8 @@ func runSweep(e *env, o sweepOptions) error {
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
-			continue // --partition P over every topic: topics with fewer partitions have nothing to do
+			lacking++ // --partition P over every topic: topics with fewer partitions have nothing to do
+			continue
 		case err != nil:
 			run.probs = append(run.probs, sweepAdvice(err, topic, o.lockWait))
 			continue
@@ -193,6 +197,9 @@ func runSweep(e *env, o sweepOptions) error {
 		run.warnSegments(e, ts)
 	}
 	bar.finish()
+	if lacking > 0 && lacking == len(topics) {
+		return fmt.Errorf("nothing to sweep: no topic of %s has partition %d", e.dataDir, o.partition)
+	}
 	if o.json {
 		if err := run.writeJSON(e.stdout); err != nil {
 			return err

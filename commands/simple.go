@@ -22,9 +22,10 @@ import (
 const simpleLayoutNote = "simple store/index layout: no checksums, payload integrity cannot be checked; framing and index checked"
 
 // simpleTarget reports whether arg, a path (it holds a '/'), names a
-// directory in the simple layout; a directory holding both layouts is an
-// error. Anything else (a topic, a partition directory, a path that does
-// not exist) is left to the caller's usual handling.
+// directory in the simple layout (.store files: never a directory without
+// them); a directory holding both layouts is an error. Anything else (a
+// topic, a partition or topic directory, a path that holds no log) is
+// left to the caller, whose classifyPath names it.
 func simpleTarget(arg string) (dir string, ok bool, err error) {
 	if !strings.Contains(arg, "/") {
 		return "", false, nil

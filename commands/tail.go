@@ -45,8 +45,9 @@ func tailCommand() *cli.Command {
 			"New records are noticed through inotify (polling where it is unavailable). A record\n" +
 			"still being written is waited for, never printed half. On a topic that does not\n" +
 			"exist, -f fails and -F waits for it to be created. A corrupt record ends tail with\n" +
-			"exit status 1 unless --skip-corrupt. A log in the simple store/index layout, named\n" +
-			"by path, can be tailed but not followed.\n\n" +
+			"exit status 1 unless --skip-corrupt. A TOPIC containing '/' names a partition or\n" +
+			"topic directory by path, as in read (-F waits for a log to appear there); a log in\n" +
+			"the simple store/index layout, named by path, can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +

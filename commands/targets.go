@@ -13,11 +13,13 @@ import (
 	"github.com/seglog/seglog/logstore"
 )
 
-// covered is a partition that an argument of describe or verify-crc covers.
+// covered is a partition that an argument of describe or verify-crc
+// covers, or a run of missing ones.
 type covered struct {
-	name    string // as output names it: "topic/P", or a directory
-	dir     string
+	name    string // as output names it: "topic/P" ("topic/1..4" for a run), or a directory
+	dir     string // for a run of several missing partitions, the topic directory
 	number  int
+	last    int  // the run's last partition; number for one partition
 	count   int  // the topic's partition count; 0 for a partition directory given by path
 	missing bool // no directory, though a higher partition has one
 }
@@ -28,45 +30,162 @@ type coveredTopic struct {
 	dir        string
 	partitions int // highest partition directory + 1
 	parts      []covered
+	found      logstore.TopicPartitions
 }
 
-// topicTargets returns the arguments, or every topic when there are none.
-func topicTargets(e *env, args []string) ([]string, error) {
-	if len(args) > 0 {
-		return args, nil
-	}
+// missingError is the problem a run of partitions missing in the middle
+// of its topic makes.
+func (t *coveredTopic) missingError(c covered) error {
+	return t.found.MissingErr(t.name, t.dir, logstore.PartitionRange{First: c.number, Last: c.last})
+}
+
+// dataDirTopics lists every topic of the data directory.
+func dataDirTopics(e *env) ([]string, error) {
 	names, err := logstore.Open(e.dataDir).Topics()
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+		return nil, noDataDir(e)
 	}
 	return names, err
 }
 
+// noDataDir is the error of a command over a data directory that does
+// not exist.
+func noDataDir(e *env) error {
+	return fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+}
+
+// topicTargets returns the arguments of a command that lists, or every
+// topic when there are none. A data directory without topics lists
+// nothing, but says so: it is what an unmounted volume looks like.
+func topicTargets(e *env, args []string) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	names, err := dataDirTopics(e)
+	if err == nil && len(names) == 0 {
+		e.warn("data directory %s holds no topics (name another with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+	}
+	return names, err
+}
+
+// nothingToDo is the error of a command over every topic of a data
+// directory that holds none, or none it may work on: a check that checked
+// nothing must not pass (a monitoring job would stay green over an
+// unmounted volume), nor a cron job that did nothing.
+func nothingToDo(e *env, verb string, topics int) error {
+	if topics == 0 {
+		return fmt.Errorf("nothing to %s: data directory %s holds no topics (is it the right one? name another with --data-dir or SEGLOG_DATA_DIR)", verb, e.dataDir)
+	}
+	return fmt.Errorf("nothing to %s: every topic of %s was skipped (see the warnings)", verb, e.dataDir)
+}
+
+// pathKind is what a directory named by path holds.
+type pathKind int
+
+const (
+	partitionPath pathKind = iota + 1 // segment files
+	topicPath                         // partition directories, one at least holding segment files
+	simplePath                        // .store files: a log in the simple store/index layout
+)
+
+// notALogError is a path that names no log. It is "not found" for tail -F,
+// which waits for the log to appear there.
+type notALogError struct {
+	path string
+	why  string
+}
+
+func (e *notALogError) Error() string { return e.path + " " + e.why }
+
+func (e *notALogError) Unwrap() error { return logstore.ErrPartitionNotFound }
+
+// classifyPath tells what the directory arg (a path) holds, by its files:
+// a partition directory is one with segment files, whatever its name, and
+// a topic directory one with partition directories of which one at least
+// holds segment files. Anything else (a typo, an unmounted volume, a
+// directory of notes, an empty partition directory) is an error: read as
+// an empty log it would be a silent wrong answer.
+func classifyPath(arg string) (string, pathKind, error) {
+	dir := filepath.Clean(arg)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return dir, 0, &notALogError{arg, "does not exist (an argument holding '/' is a path: to a partition or topic directory)"}
+	case err != nil:
+		return dir, 0, err
+	case !fi.IsDir():
+		return dir, 0, fmt.Errorf("%s is not a directory (name a partition or topic directory, or a TOPIC without '/')", arg)
+	}
+	layout, err := logstore.DetectLayout(dir)
+	switch {
+	case err != nil:
+		return dir, 0, err
+	case layout == logstore.LayoutSeglog:
+		return dir, partitionPath, nil
+	case layout == logstore.LayoutSimple:
+		return dir, simplePath, nil
+	}
+	if holdsPartitions(dir) {
+		return dir, topicPath, nil
+	}
+	why := "is not a partition directory (no segment files), a topic directory (no partition directories holding them) " +
+		"or a log in the simple store/index layout (no .store files)"
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, en := range entries {
+			if en.IsDir() && format.ValidateTopic(en.Name()) == nil && holdsPartitions(filepath.Join(dir, en.Name())) {
+				why = fmt.Sprintf("is a data directory, not a partition or topic directory (name it with --data-dir, then topics by name, e.g. %s)", en.Name())
+				break
+			}
+		}
+	}
+	return dir, 0, &notALogError{arg, why}
+}
+
+// holdsPartitions tells a topic directory: one partition directory at
+// least holds segment files.
+func holdsPartitions(dir string) bool {
+	tp, err := logstore.ReadTopicPartitions(dir)
+	if err != nil {
+		return false
+	}
+	for _, p := range tp.Present {
+		// A partition directory in the wrong layout, or both, is a
+		// partition still: the error about it comes when it is read.
+		layout, err := logstore.DetectLayout(filepath.Join(dir, strconv.Itoa(p)))
+		if layout == logstore.LayoutSeglog || errors.Is(err, logstore.ErrMixedLayout) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathTopic is the topic a partition directory named by path belongs to,
+// for output: the name of the directory above it.
+func pathTopic(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Base(filepath.Dir(dir))
+}
+
 // resolve lists the partitions an argument covers: a topic of the data
 // directory, or a topic or partition directory given by path; only >= 0
-// limits it to one partition. A topic that cannot be listed at all is an
-// error. Partitions missing in the middle are listed as such; a topic
-// without partition directories, or without partition only, goes to probs.
+// limits it to one partition. A topic that cannot be listed at all, or a
+// path that holds no log, is an error. Partitions missing in the middle
+// are listed as such, a run of them as one; a topic without partition
+// directories, or without partition only, goes to probs.
 func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, error) {
 	if !strings.Contains(arg, "/") {
-		return resolveTopic(filepath.Join(e.dataDir, arg), arg, arg, e.dataDir, only, probs)
+		return resolveTopic(e, filepath.Join(e.dataDir, arg), arg, arg, e.dataDir, only, probs)
 	}
-	dir, simple, err := simpleTarget(arg)
-	if err != nil {
+	dir, kind, err := classifyPath(arg)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if simple {
+	case kind == simplePath:
 		return nil, fmt.Errorf("%s is a log in the simple store/index layout, which has no timestamps to chart or partitions to list here", dir)
-	}
-	dir = filepath.Clean(arg)
-	if isTopicDir(dir) {
-		return resolveTopic(dir, filepath.Base(dir), dir, "", only, probs)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if err == nil {
-			err = errors.New("not a directory")
-		}
-		return nil, fmt.Errorf("partition directory %s: %w", dir, err)
+	case kind == topicPath:
+		return resolveTopic(e, dir, filepath.Base(dir), dir, "", only, probs)
 	}
 	n, err := format.ParsePartition(filepath.Base(dir))
 	if err != nil {
@@ -75,70 +194,56 @@ func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, erro
 	if only >= 0 && only != n {
 		return nil, usagef("--partition %d does not match the partition directory %s", only, dir)
 	}
-	return &coveredTopic{name: filepath.Base(filepath.Dir(dir)), dir: dir, partitions: 1,
-		parts: []covered{{name: dir, dir: dir, number: n}}}, nil
-}
-
-// isTopicDir tells a topic directory given by path from a partition
-// directory: it holds partition directories and no segments.
-func isTopicDir(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	parts := false
-	for _, en := range entries {
-		if _, _, err := format.ParseSegmentName(en.Name()); err == nil {
-			return false
-		}
-		if _, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
-			parts = true
-		}
-	}
-	return parts
+	return &coveredTopic{name: pathTopic(dir), dir: dir, partitions: 1,
+		parts: []covered{{name: dir, dir: dir, number: n, last: n}}}, nil
 }
 
 // resolveTopic lists the partitions of the topic in dir (label names them
 // in output). It reads the directory itself instead of using Store.Topic,
 // which refuses a topic with a partition missing in the middle: the others
 // must still be covered, and the gap shown.
-func resolveTopic(dir, name, label, dataDir string, only int, probs *problems) (*coveredTopic, error) {
-	entries, err := os.ReadDir(dir)
+func resolveTopic(e *env, dir, name, label, dataDir string, only int, probs *problems) (*coveredTopic, error) {
+	found, err := logstore.ReadTopicPartitions(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && dataDir != "" {
 			return nil, missingTopic(fmt.Errorf("topic %s in %s: %w", name, dataDir, logstore.ErrTopicNotFound), dataDir, "seglog create "+name)
 		}
 		return nil, fmt.Errorf("topic %s: %w", name, err)
 	}
-	present := map[int]bool{}
-	t := &coveredTopic{name: name, dir: dir}
-	for _, en := range entries {
-		if p, err := format.ParsePartition(en.Name()); err == nil && en.IsDir() {
-			present[p] = true
-			t.partitions = max(t.partitions, p+1)
-		}
-	}
+	warnForeign(e, name, dir, found.Foreign)
+	t := &coveredTopic{name: name, dir: dir, partitions: found.Count, found: found}
 	switch {
-	case t.partitions == 0:
-		*probs = append(*probs, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, logstore.ErrPartitionNotFound))
+	case found.Count == 0:
+		*probs = append(*probs, found.Err(name, dir))
 		return t, nil
-	case only >= t.partitions:
-		*probs = append(*probs, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", name, t.partitions-1, only, logstore.ErrPartitionNotFound))
+	case only >= found.Count:
+		*probs = append(*probs, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", name, found.Count-1, only, logstore.ErrPartitionNotFound))
 		return t, nil
 	}
-	for p := range t.partitions {
-		if only < 0 || p == only {
-			t.parts = append(t.parts, covered{name: fmt.Sprintf("%s/%d", label, p), dir: filepath.Join(dir, strconv.Itoa(p)),
-				number: p, count: t.partitions, missing: !present[p]})
+	for r, missing := range found.Runs(only) {
+		c := covered{name: label + "/" + r.String(), dir: filepath.Join(dir, strconv.Itoa(r.First)),
+			number: r.First, last: r.Last, count: found.Count, missing: missing}
+		if r.Len() > 1 {
+			c.dir = dir
 		}
+		t.parts = append(t.parts, c)
 	}
 	return t, nil
 }
 
-// missingError is the problem a partition missing in the middle of its
-// topic makes.
-func missingError(t *coveredTopic, c covered) error {
-	return fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", t.name, c.number, t.partitions-1, c.dir, logstore.ErrPartitionNotFound)
+// warnForeign warns of the directories of a topic numbered like
+// partitions beyond any seglog makes: not counted, never touched.
+func warnForeign(e *env, topic, dir string, foreign []string) {
+	if len(foreign) == 0 {
+		return
+	}
+	if len(foreign) == 1 {
+		e.warn("topic %s: ignoring %s: partitions are numbered 0..%d, so it is none of the topic's (move it out of %s)",
+			topic, filepath.Join(dir, foreign[0]), logstore.MaxPartitions-1, dir)
+		return
+	}
+	e.warn("topic %s: ignoring %d directories in %s numbered beyond partition %d (%s): none of the topic's (move them out of %s)",
+		topic, len(foreign), dir, logstore.MaxPartitions-1, nameList(foreign), dir)
 }
 
 // withoutLinks drops from every topic, with a warning each, those whose

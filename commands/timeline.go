@@ -97,7 +97,7 @@ func gatherTimeline(ct *coveredTopic, probs *problems) *timelineTopic {
 	for _, c := range ct.parts {
 		tp := timelinePart{covered: c}
 		if c.missing {
-			*probs = append(*probs, missingError(ct, c))
+			*probs = append(*probs, ct.missingError(c))
 		} else if tp.stats, tp.err = partitionStats(c.dir, c.name); tp.err != nil {
 			*probs = append(*probs, tp.err)
 		} else if tp.stats.Records > 0 {
@@ -301,10 +301,17 @@ func writeTimelineJSON(w io.Writer, topics []*timelineTopic) error {
 			}
 		}
 		for _, tp := range t.parts {
-			pj := timelinePartitionJSON{Partition: tp.number, Records: tp.stats.Records, Counts: tp.counts, Missing: tp.missing}
+			if tp.missing {
+				// One object per partition, as scripts count them.
+				for _, n := range rangeNumbers(tp.number, tp.last) {
+					tj.Partitions = append(tj.Partitions, timelinePartitionJSON{Partition: n, Missing: true})
+				}
+				continue
+			}
+			pj := timelinePartitionJSON{Partition: tp.number, Records: tp.stats.Records, Counts: tp.counts}
 			if tp.err != nil {
 				pj.Error = errorLine(tp.err)
-			} else if !tp.missing && pj.Counts == nil {
+			} else if pj.Counts == nil {
 				pj.Counts = []uint64{}
 			}
 			tj.Partitions = append(tj.Partitions, pj)

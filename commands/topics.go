@@ -20,7 +20,8 @@ func topicsCommand() *cli.Command {
 		Description: "Only reads: prints one row per topic of the data directory: partition count,\n" +
 			"records, segments and size summed over its partitions, oldest and newest\n" +
 			"timestamp. A partition directory missing below the highest is counted and named,\n" +
-			"and makes topics exit 1. 'seglog describe TOPIC' shows the partitions.\n\n" +
+			"and makes topics exit 1. A data directory without topics lists nothing, with a\n" +
+			"warning. 'seglog describe TOPIC' shows the partitions.\n\n" +
 			"Examples:\n" +
 			"  seglog topics\n" +
 			"  seglog -d ./backup/data topics\n" +

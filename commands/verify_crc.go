@@ -33,15 +33,18 @@ func verifyCRCCommand() *cli.Command {
 			"base), overlapping segments, offset gaps between segments (a gap recorded in the\n" +
 			"partition's .gaps.json is listed as known), the active segment's tail (incomplete\n" +
 			"is a note while a writer holds the partition, a problem otherwise) and each .index\n" +
-			"and .timeindex entry against the records. No TOPIC: every topic. A TOPIC\n" +
-			"containing '/' names a partition (or topic) directory directly, or a log in the\n" +
-			"simple store/index layout: it has no checksums, so its framing, segments and\n" +
-			"index entries are checked (zero padding and entries past the store's end, what a\n" +
-			"crash leaves, are notes).\n\n" +
+			"and .timeindex entry against the records. No TOPIC: every topic; a data directory\n" +
+			"without topics is nothing checked (exit status 1). A TOPIC containing '/' names a\n" +
+			"partition (or topic) directory directly, or a log in the simple store/index\n" +
+			"layout: it has no checksums, so its framing, segments and index entries are\n" +
+			"checked (zero padding and entries past the store's end, what a crash leaves, are\n" +
+			"notes); a directory holding none of them is an error.\n\n" +
 			"Prints one line per finding: 'problem', 'note' or 'known', the file, the byte\n" +
 			"position and offset concerned, and why; then a table per partition and 'N problems\n" +
-			"found' or 'no problems found'. With --quiet, no table. Exit status 3 when a problem\n" +
-			"was found, 1 when the check could not finish (an I/O error), even with problems.\n" +
+			"found' or, only when everything asked for was checked, 'no problems found'. What\n" +
+			"could not be checked (a topic not found, an I/O error) is named on that line as\n" +
+			"not checked or checked in part. With --quiet, no table. Exit status 3 when a\n" +
+			"problem was found, 1 when the check could not finish, even with problems.\n" +
 			"A missing or short index, entries past the log's end and timestamps going\n" +
 			"backwards are notes: 'seglog recover' rebuilds indexes.\n\n" +
 			"--json prints one JSON object per line: {\"type\":\"finding\", \"severity\", \"kind\",\n" +
@@ -49,7 +52,7 @@ func verifyCRCCommand() *cli.Command {
 			"null when they do not apply), then {\"type\":\"summary\", \"partitions\":[{\"partition\",\n" +
 			"\"dir\", \"segments\", \"records\", \"bytes\", \"problems\", \"notes\", \"known\",\n" +
 			"\"writer_pid\", \"complete\", \"missing\"}], \"problems\", \"notes\", \"known\",\n" +
-			"\"complete\"}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
+			"\"complete\", \"not_checked\" (when something was not)}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
 			"index-order, missing-partition, gaps-file; incomplete-tail (a note while a writer\n" +
 			"holds the partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
 			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +
@@ -80,30 +83,39 @@ func verifyCRCCommand() *cli.Command {
 	}
 }
 
-// verifyPart is a partition verify-crc covers: to be checked, or missing.
+// verifyPart is a partition verify-crc covers: to be checked, or a run
+// of missing ones.
 type verifyPart struct {
 	name    string
 	dir     string
 	missing bool
+	run     logstore.PartitionRange // of a missing run
 	target  logstore.VerifyTarget
 	report  logstore.VerifyReport
 }
 
+// verifyRun is what could not be covered, besides the parts checked.
+type verifyRun struct {
+	probs     problems // exit 1
+	unchecked []string // the arguments and partitions not checked at all
+}
+
 // verifyGather lists the partitions an argument covers (see resolve).
 // Missing partitions are listed as such; what cannot be opened goes to
-// probs.
-func verifyGather(e *env, arg string, only int, probs *problems) ([]verifyPart, error) {
-	ct, err := resolve(e, arg, only, probs)
+// run.
+func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, error) {
+	ct, err := resolve(e, arg, only, &run.probs)
 	if err != nil {
 		return nil, err
 	}
 	var parts []verifyPart
 	for _, c := range ct.parts {
-		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing}
+		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing, run: logstore.PartitionRange{First: c.number, Last: c.last}}
 		if !c.missing {
 			p, err := logstore.OpenPartitionDir(c.dir, c.name)
 			if err != nil {
-				*probs = append(*probs, err)
+				run.probs = append(run.probs, err)
+				run.unchecked = append(run.unchecked, c.name)
 				continue
 			}
 			// Count is 0 for a partition directory given by path: the
@@ -115,17 +127,35 @@ func verifyGather(e *env, arg string, only int, probs *problems) ([]verifyPart, 
 	return parts, nil
 }
 
-func runVerifyCRC(e *env, o verifyCRCOptions) error {
-	args, err := topicTargets(e, o.targets)
-	if err != nil {
-		return err
+// missingFinding is the problem a run of missing partitions is.
+func missingFinding(p verifyPart) logstore.Finding {
+	// SPEC §1: never a silently different partition count.
+	reason := "partition directory missing, though the topic has higher ones: key routing would change"
+	if p.run.Len() > 1 {
+		reason = fmt.Sprintf("partition directories %s missing, though the topic has higher ones: key routing would change", p.run)
 	}
-	var probs problems
+	return logstore.Finding{Severity: logstore.SeverityProblem, Kind: logstore.FindingMissingPartition, Partition: p.name,
+		Path: p.dir, Pos: -1, Offset: -1, Reason: reason}
+}
+
+func runVerifyCRC(e *env, o verifyCRCOptions) error {
+	args := o.targets
+	if len(args) == 0 {
+		var err error
+		if args, err = dataDirTopics(e); err != nil {
+			return err
+		}
+		if len(args) == 0 {
+			return nothingToDo(e, "check", 0)
+		}
+	}
+	var run verifyRun
 	var parts []verifyPart
 	var simpleDirs []string
 	for _, arg := range args {
 		dir, simple, err := simpleTarget(arg)
 		var ps []verifyPart
+		before := len(run.probs)
 		switch {
 		case err != nil:
 		case simple:
@@ -133,15 +163,19 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 				simpleDirs = append(simpleDirs, dir)
 			}
 		default:
-			ps, err = verifyGather(e, arg, o.partition, &probs)
+			ps, err = verifyGather(e, arg, o.partition, &run)
 		}
 		var ue *usageError
 		if errors.As(err, &ue) {
 			return err
 		}
 		if err != nil {
-			probs = append(probs, err)
-			continue
+			run.probs = append(run.probs, err)
+		}
+		if err != nil || len(ps) == 0 && !simple && len(run.probs) > before {
+			// A topic without the partitions asked for goes to probs
+			// whole, without parts.
+			run.unchecked = append(run.unchecked, arg)
 		}
 		parts = append(parts, ps...)
 	}
@@ -152,11 +186,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	var index []int // parts[index[i]] is targets[i]
 	for i, p := range parts {
 		if p.missing {
-			// SPEC §1: never a silently different partition count.
-			f := logstore.Finding{Severity: logstore.SeverityProblem, Kind: logstore.FindingMissingPartition, Partition: p.name,
-				Path: p.dir, Pos: -1, Offset: -1,
-				Reason: "partition directory missing, though the topic has higher ones: key routing would change"}
-			if err := out.finding(f); err != nil {
+			if err := out.finding(missingFinding(p)); err != nil {
 				return err
 			}
 			continue
@@ -178,13 +208,18 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 			return err
 		}
 		if err != nil {
-			probs = append(probs, err)
+			run.probs = append(run.probs, err)
+			if vp.report.Segments == 0 { // it could not be opened
+				run.unchecked = append(run.unchecked, dir)
+				continue
+			}
 		}
 		parts = append(parts, vp)
 	}
-	if err := out.summary(parts, verr == nil && len(probs) == 0, e.quiet); err != nil {
+	if err := out.summary(parts, run.unchecked, verr == nil && len(run.probs) == 0, e.quiet); err != nil {
 		return err
 	}
+	probs := run.probs
 	if joined, ok := verr.(interface{ Unwrap() []error }); ok {
 		probs = append(probs, joined.Unwrap()...) // one "; "-separated error line
 	} else if verr != nil {
@@ -289,6 +324,7 @@ type verifySummaryJSON struct {
 	Notes      int                          `json:"notes"`
 	Known      int                          `json:"known"`
 	Complete   bool                         `json:"complete"`
+	NotChecked []string                     `json:"not_checked,omitempty"` // arguments and partitions not checked at all
 }
 
 type verifyPartitionSummaryJSON struct {
@@ -307,11 +343,18 @@ type verifyPartitionSummaryJSON struct {
 
 // summary prints the table (not with quiet) and the last line, or the
 // JSON summary object. complete is false when something could not be
-// checked.
-func (p *verifyPrinter) summary(parts []verifyPart, complete, quiet bool) error {
+// checked: what was not checked at all is named in unchecked, what was
+// checked in part by its report.
+func (p *verifyPrinter) summary(parts []verifyPart, unchecked []string, complete, quiet bool) error {
+	var inPart []string
+	for _, vp := range parts {
+		if !vp.missing && !vp.report.Complete {
+			inPart = append(inPart, vp.name)
+		}
+	}
 	if p.json {
 		s := verifySummaryJSON{Type: "summary", Partitions: []verifyPartitionSummaryJSON{}, Problems: p.problems, Notes: p.notes,
-			Known: p.known, Complete: complete}
+			Known: p.known, Complete: complete, NotChecked: unchecked}
 		for _, vp := range parts {
 			r := vp.report
 			j := verifyPartitionSummaryJSON{Partition: vp.name, Dir: vp.dir, Missing: vp.missing}
@@ -356,13 +399,18 @@ func (p *verifyPrinter) summary(parts []verifyPart, complete, quiet bool) error 
 			return err
 		}
 	}
-	switch p.problems {
-	case 0:
-		b.WriteString("no problems found")
-	case 1:
+	// "no problems found" only when everything asked for was checked.
+	switch {
+	case p.problems == 1:
 		b.WriteString("1 problem found")
-	default:
+	case p.problems > 1:
 		fmt.Fprintf(&b, "%d problems found", p.problems)
+	case complete:
+		b.WriteString("no problems found")
+	case len(parts) == 0:
+		b.WriteString("nothing was checked")
+	default:
+		b.WriteString("no problems in what was checked")
 	}
 	var more []string
 	if p.notes > 0 {
@@ -375,11 +423,33 @@ func (p *verifyPrinter) summary(parts []verifyPart, complete, quiet bool) error 
 		fmt.Fprintf(&b, " (%s)", strings.Join(more, ", "))
 	}
 	if !complete {
-		b.WriteString(", but the check could not finish")
+		if len(parts) > 0 {
+			b.WriteString(", but the check could not finish")
+		}
+		var what []string
+		if len(unchecked) > 0 {
+			what = append(what, "not checked: "+nameList(unchecked))
+		}
+		if len(inPart) > 0 {
+			what = append(what, "checked in part: "+nameList(inPart))
+		}
+		if len(what) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(what, "; "))
+		}
 	}
 	b.WriteByte('\n')
 	_, err := p.w.Write(b.Bytes())
 	return err
+}
+
+// nameList is names for a line of text: the first few, and how many more.
+func nameList(names []string) string {
+	const shown = 5
+	s := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		s += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return s
 }
 
 func verifyPlural(n int, one, many string) string {

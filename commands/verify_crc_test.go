@@ -137,7 +137,7 @@ func TestVerifyCRCExitCodes(t *testing.T) {
 		}, []string{"verify-crc", "t"}, 1,
 			[]string{"problem " + vcSeg(dir0, "t", 0, 3, ".log") + " byte 29 offset 4: crc mismatch...",
 				"| t/0 (incomplete) |        4 |       9 | 290 B |        1 |     0 |     0 |",
-				"1 problem found, but the check could not finish"},
+				"1 problem found, but the check could not finish (checked in part: t/0)"},
 			"00000000000000000006.index: is a directory"},
 		{"missing partition in the middle", func(t *testing.T, dir string) {
 			mustRun(t, dir, "", "create", "m", "--partitions", "3")

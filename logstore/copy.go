@@ -280,8 +280,8 @@ func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (
 	// A topic directory without partitions is one that a copy into a new
 	// topic began and did not finish (create makes a topic whole): the
 	// topic is still this copy's to make, settings and all.
-	n, _, _ := partitionDirs(b.topicDir)
-	b.newTopic = errors.Is(statErr, fs.ErrNotExist) || n == 0
+	tp, _ := ReadTopicPartitions(b.topicDir)
+	b.newTopic = errors.Is(statErr, fs.ErrNotExist) || tp.Count == 0
 	if b.newTopic && settings != nil {
 		// A topic the copy creates gets the source topic's settings.
 		if err := s.writeFileAtomic(filepath.Join(b.topicDir, settingsFile), settings); err != nil {

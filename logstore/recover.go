@@ -207,7 +207,7 @@ type RecoverLeftover struct {
 
 // RecoverFailure is a partition RecoverTopic could not recover.
 type RecoverFailure struct {
-	Partition int
+	Partition int   // the first of a run of missing partitions (Err names them all)
 	Err       error // a *LockedError when another process holds it
 	// Report is what was planned and done before the error, when the
 	// partition was locked and scanned.
@@ -221,6 +221,7 @@ type TopicRecovery struct {
 	Leftovers  []RecoverLeftover // of the topic directory, and the topic's in the data directory
 	Partitions []RecoverReport
 	Failed     []RecoverFailure
+	Foreign    []string // directories numbered beyond MaxPartitions, left alone (see TopicPartitions)
 }
 
 // Recover recovers one partition (SPEC §6) under the topic's maintenance
@@ -289,15 +290,16 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	if err != nil {
 		return tr, err
 	}
-	n, present, err := partitionDirs(tr.Dir)
+	tp, err := ReadTopicPartitions(tr.Dir)
 	if err != nil {
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
 	}
-	if n == 0 {
-		return tr, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, tr.Dir, ErrPartitionNotFound)
+	tr.Foreign = tp.Foreign
+	if tp.Count == 0 {
+		return tr, tp.Err(topic, tr.Dir)
 	}
-	if only >= n {
-		return tr, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
+	if only >= tp.Count {
+		return tr, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, tp.Count-1, only, ErrPartitionNotFound)
 	}
 	// The stored index interval is a fallback for segments whose indexes
 	// show none; settings that do not parse only lose that fallback.
@@ -305,9 +307,9 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 
 	if opts.Progress != nil {
 		opts.prog = &recProgress{fn: opts.Progress}
-		for p := range n {
-			if (only < 0 || p == only) && present[p] {
-				segs, _ := listSegments(s.PartitionDir(topic, p))
+		for r, missing := range tp.Runs(only) {
+			if !missing {
+				segs, _ := listSegments(s.PartitionDir(topic, r.First))
 				for _, seg := range segs {
 					if fi, err := os.Stat(seg.path(format.LogExt)); err == nil {
 						opts.prog.total += fi.Size()
@@ -318,15 +320,12 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 		opts.prog.fn(0, opts.prog.total)
 		defer func() { opts.prog.fn(max(opts.prog.total, opts.prog.done), max(opts.prog.total, opts.prog.done)) }()
 	}
-	for p := range n {
-		if only >= 0 && p != only {
+	for r, missing := range tp.Runs(only) {
+		if missing {
+			tr.Failed = append(tr.Failed, RecoverFailure{Partition: r.First, Err: tp.MissingErr(topic, tr.Dir, r)})
 			continue
 		}
-		if !present[p] {
-			tr.Failed = append(tr.Failed, RecoverFailure{Partition: p,
-				Err: fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", topic, p, n-1, s.PartitionDir(topic, p), ErrPartitionNotFound)})
-			continue
-		}
+		p := r.First
 		rep, err := s.recoverPartition(topic, p, st.IndexInterval, opts)
 		if err != nil {
 			f := RecoverFailure{Partition: p, Err: err}

@@ -125,6 +125,7 @@ type TopicSweep struct {
 	Cutoff         int64 // Now − Retention, when Retention > 0
 	Partitions     []PartitionSweep
 	Failed         []SweepFailure
+	Foreign        []string // directories numbered beyond MaxPartitions, left alone (see TopicPartitions)
 }
 
 // SweepFailure is a partition RetentionSweep could not sweep.
@@ -243,37 +244,35 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 	}
 	defer lock.Unlock()
 
-	n, present, err := partitionDirs(ts.Dir)
+	tp, err := ReadTopicPartitions(ts.Dir)
 	if err != nil {
 		return ts, fmt.Errorf("topic %s: %w", topic, err)
 	}
+	ts.Foreign = tp.Foreign
 	switch {
-	case n == 0:
-		return ts, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, ts.Dir, ErrPartitionNotFound)
-	case only >= n:
-		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
+	case tp.Count == 0:
+		return ts, tp.Err(topic, ts.Dir)
+	case only >= tp.Count:
+		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, tp.Count-1, only, ErrPartitionNotFound)
 	}
 	var prog *retProgress
 	if opts.Progress != nil {
 		prog = &retProgress{fn: opts.Progress}
-		for p := range n {
-			if (only < 0 || p == only) && present[p] {
-				segs, _ := listSegments(s.PartitionDir(topic, p))
+		for r, missing := range tp.Runs(only) {
+			if !missing {
+				segs, _ := listSegments(s.PartitionDir(topic, r.First))
 				prog.total += int64(len(segs))
 			}
 		}
 		prog.fn(0, prog.total)
 		defer func() { prog.fn(max(prog.total, prog.done), max(prog.total, prog.done)) }()
 	}
-	for p := range n {
-		if only >= 0 && p != only {
+	for r, missing := range tp.Runs(only) {
+		if missing {
+			ts.Failed = append(ts.Failed, SweepFailure{Partition: r.First, Err: tp.MissingErr(topic, ts.Dir, r)})
 			continue
 		}
-		if !present[p] {
-			ts.Failed = append(ts.Failed, SweepFailure{Partition: p,
-				Err: fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", topic, p, n-1, s.PartitionDir(topic, p), ErrPartitionNotFound)})
-			continue
-		}
+		p := r.First
 		sw := &sweeper{s: s, ts: &ts, opts: opts, part: p, name: fmt.Sprintf("%s/%d", topic, p), prog: prog}
 		rep, err := sw.sweep()
 		if err != nil {

@@ -85,6 +85,9 @@ type Topic struct {
 	Dir        string
 	Partitions int
 	Settings   Settings
+	// Foreign names the directories numbered like partitions beyond
+	// MaxPartitions: not counted, never touched (see TopicPartitions).
+	Foreign []string
 }
 
 // Topic opens a topic's metadata: its partition count (highest partition
@@ -94,28 +97,43 @@ func (s *Store) Topic(name string) (*Topic, error) {
 	if err := format.ValidateTopic(name); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(s.dir, name)
-	n, present, err := partitionDirs(dir)
+	t, err := openTopic(filepath.Join(s.dir, name), name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicNotFound)
+	}
+	return t, err
+}
+
+// OpenTopicDir opens the topic directory dir named by path (a copy, a
+// backup) as Topic does; the topic is named after the directory.
+func OpenTopicDir(dir string) (*Topic, error) {
+	t, err := openTopic(dir, filepath.Base(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("topic directory %s: %w", dir, ErrTopicNotFound)
+	}
+	return t, err
+}
+
+func openTopic(dir, name string) (*Topic, error) {
+	tp, err := ReadTopicPartitions(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicNotFound)
+			return nil, err
 		}
 		return nil, fmt.Errorf("open topic %s: %w", name, err)
 	}
-	if n == 0 {
-		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, ErrPartitionNotFound)
-	}
-	for p := 0; p < n; p++ {
-		if !present[p] {
-			return nil, fmt.Errorf("topic %s: partition %d of 0..%d is missing (%s): %w", name, p, n-1, filepath.Join(dir, strconv.Itoa(p)), ErrPartitionNotFound)
-		}
+	if err := tp.Err(name, dir); err != nil {
+		return nil, err
 	}
 	st, err := readSettings(filepath.Join(dir, settingsFile))
 	if err != nil {
 		return nil, err
 	}
-	return &Topic{Name: name, Dir: dir, Partitions: n, Settings: st}, nil
+	return &Topic{Name: name, Dir: dir, Partitions: tp.Count, Settings: st, Foreign: tp.Foreign}, nil
 }
+
+// PartitionDir is the directory of the topic's partition p.
+func (t *Topic) PartitionDir(p int) string { return filepath.Join(t.Dir, strconv.Itoa(p)) }
 
 func readSettings(path string) (Settings, error) {
 	b, err := os.ReadFile(path)
@@ -390,22 +408,4 @@ func (s *Store) OpenPartition(topic string, partition int) (*Partition, error) {
 		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
 	}
 	return OpenPartitionDir(s.PartitionDir(topic, partition), fmt.Sprintf("%s/%d", topic, partition))
-}
-
-// partitionDirs lists a topic directory's partition directories: the
-// partition count (highest number + 1, SPEC §1) and which are there.
-func partitionDirs(dir string) (int, map[int]bool, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0, nil, err
-	}
-	present := map[int]bool{}
-	n := 0
-	for _, e := range entries {
-		if p, err := format.ParsePartition(e.Name()); err == nil && e.IsDir() {
-			present[p] = true
-			n = max(n, p+1)
-		}
-	}
-	return n, present, nil
 }
