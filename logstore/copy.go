@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // ErrPartitionExists means a copy's destination partition is there
@@ -138,12 +139,20 @@ func (cs *copySegment) planActive() error {
 		return err
 	}
 	defer f.Close()
-	end, err := findEnd(cs.seg, osFile{f}, true)
-	if err != nil {
-		return err
+	idx, closeIdx := openSegfileIndex(cs.seg)
+	defer closeIdx()
+	sseg := segfileSegment(cs.seg, osFile{f}, idx, 0, true)
+	end, err := segfile.FindEnd(sseg, false)
+	if err == nil && end.Tail != nil {
+		// A copy stops short of a tail only on a verdict no index entry
+		// has a say in.
+		end, err = segfile.FindEnd(sseg, true)
 	}
-	if end.Tail == tailCorrupt {
-		return fmt.Errorf("%w; run 'seglog recover' on the source first", end.Err)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", cs.seg.path(format.LogExt), err)
+	}
+	if end.First != nil && end.First.Class == segfile.Corrupt {
+		return fmt.Errorf("%w; run 'seglog recover' on the source first", corruption(end.First))
 	}
 	cs.log = end.Pos
 	if cs.index, err = indexPrefix(cs.seg.path(format.IndexExt), end.Next); err != nil {
@@ -508,7 +517,7 @@ func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []fi
 	if rebuilt {
 		b.rep.IndexesRebuilt++
 	}
-	b.next = check.next
+	b.next = check.Next()
 	b.rep.Next = b.next
 	for _, f := range files {
 		if fi, err := f.Stat(); err == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 var (
@@ -14,22 +16,25 @@ var (
 	// ErrPartitionNotFound means a partition number is outside the topic
 	// or its directory is missing.
 	ErrPartitionNotFound = errors.New("logstore: partition not found")
-	// ErrOverlap means a segment's base offset lies below the end of the
-	// segment before it.
-	ErrOverlap = errors.New("logstore: segments overlap")
+	// ErrOverlap means a segment's records have offsets below the end of
+	// the segment before it.
+	ErrOverlap = segfile.ErrOverlap
 	// ErrWriterFailed means an earlier write or sync of this writer failed
 	// and it accepts nothing more.
 	ErrWriterFailed = errors.New("logstore: writer failed earlier")
 )
 
 // CorruptionError is a record that does not check out where a valid one
-// must be (SPEC §2): inside a closed segment, or in the active segment with
-// valid data after it.
+// must be (docs/format.md §3): inside a closed segment, or in the active
+// segment with valid data after it.
 type CorruptionError struct {
 	Path   string // segment file
 	Pos    int64  // byte position of the record header
 	Offset int64  // offset expected there, -1 if unknown
 	Reason error  // a format.Err* sentinel, or ErrOverlap
+	// Damage is the verdict on it, where valid data resumes among it; nil
+	// when the error is not a segment's.
+	Damage *segfile.Damage
 }
 
 func (e *CorruptionError) Error() string {
@@ -37,7 +42,11 @@ func (e *CorruptionError) Error() string {
 	if e.Offset >= 0 {
 		where += fmt.Sprintf(" (expected offset %d)", e.Offset)
 	}
-	return fmt.Sprintf("corrupt record at %s: %s", where, reasonText(e.Reason))
+	what := reasonText(e.Reason)
+	if e.Damage != nil {
+		what = e.Damage.Explain()
+	}
+	return fmt.Sprintf("corrupt record at %s: %s", where, what)
 }
 
 func (e *CorruptionError) Unwrap() error { return e.Reason }

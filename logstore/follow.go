@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // Following a partition (tail -f) reads it as an Iterator does and then
@@ -80,13 +81,13 @@ type Follower struct {
 	gone  bool      // nothing is at the directory's path (warned)
 	jump  jumpWhy   // why a reopen would find its offset missing
 
-	seg   segment
-	f     *os.File // the open segment's .log; nil when none is open
-	lr    *logReader
-	pos   int64
-	next  uint64 // offset expected at pos
-	from  uint64 // records below it are passed over
-	fresh bool   // lr holds no bytes read before reading last stopped
+	seg  segment
+	f    *os.File // the open segment's .log; nil when none is open
+	idx  *os.File // its .index, if any
+	sc   *segfile.Scanner
+	from uint64 // records below it are passed over
+	// fresh: the scan holds no bytes read before reading last stopped.
+	fresh bool
 	// later: a listing made before the open segment's bytes were last read
 	// named a segment after it, so it is closed. laterBase is the first
 	// such segment's base: if it is gone when reading moves on, retention
@@ -97,10 +98,7 @@ type Follower struct {
 		pos, size int64
 		ok        bool
 	}
-	overlap segment // where SkipCorrupt goes on after an ErrOverlap
 
-	hdr    format.Header
-	bytes  []byte
 	rec    Record // what Record returns
 	err    error
 	closed bool
@@ -134,7 +132,7 @@ func Follow(dir, name string, from uint64, opts FollowOptions) (*Follower, error
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	f := &Follower{dir: dir, name: name, opts: opts, recheck: followRecheck, from: from, next: from, dirty: true, jump: jumpStart, dfd: -1}
+	f := &Follower{dir: dir, name: name, opts: opts, recheck: followRecheck, from: from, dirty: true, jump: jumpStart, dfd: -1}
 	// The watch comes first: whatever happens after it, it reports.
 	if !opts.NoInotify {
 		w, err := newDirWatch(dir)
@@ -192,7 +190,7 @@ func (f *Follower) Next(ctx context.Context) bool {
 // Record returns the current record. It and its Key and Value are valid
 // until the next call to Next.
 func (f *Follower) Record() *Record {
-	f.rec.set(&f.hdr, f.bytes, f.pos)
+	f.rec.set(f.sc.Header(), f.sc.Bytes(), f.sc.RecordPos())
 	return &f.rec
 }
 
@@ -203,12 +201,16 @@ func (f *Follower) Err() error { return f.err }
 
 // Position is the offset of the next record the follower will return (or
 // wait for): what a consumer group commits.
-func (f *Follower) Position() uint64 { return max(f.from, f.next) }
+func (f *Follower) Position() uint64 {
+	if f.sc == nil {
+		return f.from
+	}
+	return max(f.from, f.sc.NextOffset())
+}
 
 // SkipCorrupt goes on after the corrupt record that stopped Next (Err is a
-// *CorruptionError), as Iterator.SkipCorrupt does: at the next record of
-// the segment whose header, size and CRC check out and whose offset is not
-// below the one expected, or else at the next segment. The offsets in
+// *CorruptionError), as Iterator.SkipCorrupt does: where valid data
+// resumes by the one rule, or else at the next segment. The offsets in
 // between are lost to the damage. It reports whether following can go on;
 // if so, Err is cleared.
 func (f *Follower) SkipCorrupt() bool {
@@ -217,38 +219,12 @@ func (f *Follower) SkipCorrupt() bool {
 		return false
 	}
 	f.err = nil
-	if errors.Is(ce.Reason, ErrOverlap) {
-		// Read the segment that starts below where the one before ended,
-		// passing over the offsets already returned.
-		f.from = max(f.from, f.next)
-		ok, err := f.openSeg(f.overlap, nil)
-		if err != nil {
-			f.err = err
-			return false
-		}
-		if !ok {
-			f.closeSeg() // gone meanwhile: look again
-		}
-		f.dirty = true // what follows it is unknown: list at its end
+	if f.sc == nil || f.sc.Damage() != ce.Damage || f.sc.Resume() {
 		return true
 	}
-	if f.f == nil {
+	if f.later {
+		f.sc.SkipToEnd() // nothing valid after it: on to the next segment
 		return true
-	}
-	size, err := f.lr.statSize()
-	if err != nil {
-		f.err = fmt.Errorf("read %s: %w", f.f.Name(), err)
-		return false
-	}
-	pos, off, ok, err := validRecordAfter(f.seg, f.lr, ce.Pos, uint64(max(ce.Offset, 0)), size)
-	switch {
-	case err != nil:
-		f.err = fmt.Errorf("read %s: %w", f.f.Name(), err)
-		return false
-	case ok:
-		f.pos, f.next = pos, off
-	case f.later:
-		f.pos = size // nothing valid after it: on to the next segment
 	}
 	// An active segment with nothing valid after the damage any more (cut
 	// meanwhile) is read again from there: incomplete now, or damaged.
@@ -293,29 +269,33 @@ func (f *Follower) step() (bool, error) {
 				return false, err
 			}
 		}
-		h := &f.hdr
-		b, err := f.lr.record(f.pos, h)
-		if err == nil && h.Offset != f.next {
-			err = format.ErrOffset
+		if f.waiting.ok && !f.dirty {
+			// Nothing new since the tail was found incomplete: not judged
+			// again until the file changes.
+			size, err := f.sc.Size()
+			if err != nil {
+				return false, fmt.Errorf("read %s: %w", f.f.Name(), err)
+			}
+			if size == f.waiting.size {
+				return false, nil
+			}
 		}
-		if err == nil {
-			f.pos += h.RecordLen()
-			f.next++
+		f.waiting.ok = false
+		if f.sc.Next() {
 			f.fresh = false
-			if h.Offset < f.from {
+			if f.sc.Header().Offset < f.from {
 				continue
 			}
-			f.bytes = b
 			return true, nil
 		}
-		if isIOError(err) {
+		if err := f.sc.Err(); err != nil {
 			return false, fmt.Errorf("read %s: %w", f.f.Name(), err)
 		}
 		if !f.fresh {
 			f.forget() // judge only bytes read now
 			continue
 		}
-		more, err := f.atEnd(err)
+		more, err := f.atEnd()
 		if errors.Is(err, errReplaced) {
 			continue
 		}
@@ -325,16 +305,20 @@ func (f *Follower) step() (bool, error) {
 	}
 }
 
-// atEnd decides what a record failing at pos, in bytes read just now,
-// means: the clean end of a closed segment (move on: true), damage (a
-// *CorruptionError), or the end of the data for now (false: wait). True
-// also asks to read again, when something changed.
-func (f *Follower) atEnd(bad error) (bool, error) {
-	size, err := f.lr.statSize()
-	if err != nil {
+// atEnd decides what the scan stopping where it did, on bytes read just
+// now, means: the clean end of a closed segment (move on: true), damage
+// (a *CorruptionError), or the end of the data for now (false: wait).
+// True also asks to read again, when something changed.
+func (f *Follower) atEnd() (bool, error) {
+	sc := f.sc
+	pos := sc.Pos()
+	if grew, err := sc.Grow(); err != nil {
 		return false, fmt.Errorf("read %s: %w", f.f.Name(), err)
+	} else if grew && sc.Limit() > pos {
+		return true, nil // appended to since: read on
 	}
-	if size < f.pos {
+	size := sc.Limit()
+	if size < pos {
 		// Cut below records already read: neither recover nor a writer
 		// does that. Find the offset again.
 		f.closeSeg()
@@ -356,42 +340,26 @@ func (f *Follower) atEnd(bad error) (bool, error) {
 				// a gap.
 				f.laterBase = f.seg.base
 			}
+			sc.SetActive(false)
 			f.forget()
 			return true, nil
 		}
 	}
+	d := sc.Damage()
 	if f.later {
-		if f.pos == size {
+		if d == nil {
 			return f.moveOn()
 		}
-		return false, f.corrupt(bad)
+		return false, corruption(d)
 	}
-	if f.pos == size || f.waiting.ok && f.waiting.pos == f.pos && f.waiting.size == size {
+	if d == nil || d.Class == segfile.Incomplete {
+		// The end of the data for now: a record being written, or torn by a
+		// crash and waiting for recover or the next writer to cut it.
+		f.waiting.pos, f.waiting.size, f.waiting.ok = pos, size, true
 		f.forget()
 		return false, nil
 	}
-	_, _, found, err := validRecordAfter(f.seg, f.lr, f.pos, f.next, size)
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", f.f.Name(), err)
-	}
-	if !found {
-		// Incomplete: being written, or torn by a crash and waiting for
-		// recover or the next writer to cut it.
-		f.waiting.pos, f.waiting.size, f.waiting.ok = f.pos, size, true
-		f.forget()
-		return false, nil
-	}
-	// One more look, in case the record was completed meanwhile.
-	f.forget()
-	var h format.Header
-	if _, err := f.lr.record(f.pos, &h); err == nil && h.Offset == f.next {
-		return true, nil
-	}
-	return false, f.corrupt(bad)
-}
-
-func (f *Follower) corrupt(reason error) error {
-	return &CorruptionError{Path: f.seg.path(format.LogExt), Pos: f.pos, Offset: int64(f.next), Reason: reason}
+	return false, corruption(d)
 }
 
 // moveOn leaves the open segment, read to its clean end and closed, for
@@ -408,14 +376,11 @@ func (f *Follower) moveOn() (bool, error) {
 			// What followed it is gone again (a salvage undone?): it is the
 			// last one after all.
 			f.later = false
+			f.sc.SetActive(true)
 			f.forget()
 			return false, nil
 		}
 		c := segs[i]
-		if c.base < f.next {
-			f.overlap = c
-			return false, &CorruptionError{Path: c.path(format.LogExt), Pos: 0, Offset: int64(f.next), Reason: ErrOverlap}
-		}
 		if c.base > f.laterBase {
 			// Segments listed after this one before are gone: retention
 			// removed them unread. (Offsets between the end of this one and
@@ -428,7 +393,8 @@ func (f *Follower) moveOn() (bool, error) {
 		for i+1 < len(segs) && segs[i+1].base <= f.from {
 			i++
 		}
-		ok, err := f.openSeg(segs[i], segs[i+1:])
+		floor := f.sc.NextOffset() // where this one's valid data ends
+		ok, err := f.openSeg(segs[i], segs[i+1:], floor)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -446,7 +412,7 @@ func (f *Follower) openFor() (bool, error) {
 			return false, err
 		}
 		i := max(sort.Search(len(segs), func(i int) bool { return segs[i].base > f.from })-1, 0)
-		ok, err := f.openSeg(segs[i], segs[i+1:])
+		ok, err := f.openSeg(segs[i], segs[i+1:], 0)
 		if err != nil {
 			return false, err
 		}
@@ -461,10 +427,10 @@ func (f *Follower) openFor() (bool, error) {
 	return false, fmt.Errorf("follow %s: segments keep disappearing before they can be opened", f.name)
 }
 
-// openSeg opens seg for reading from offset from on; after are the
-// segments listed after it (before it was opened). It returns false when
-// seg is gone.
-func (f *Follower) openSeg(seg segment, after []segment) (bool, error) {
+// openSeg opens seg for reading from offset from on, floor being where
+// the segment read before ends; after are the segments listed after it
+// (before it was opened). It returns false when seg is gone.
+func (f *Follower) openSeg(seg segment, after []segment, floor uint64) (bool, error) {
 	name := format.SegmentName(seg.base, format.LogExt)
 	fd, err := openIn(f.dfd, name)
 	if errors.Is(err, unix.ENOENT) {
@@ -475,36 +441,57 @@ func (f *Follower) openSeg(seg segment, after []segment) (bool, error) {
 	}
 	f.closeSeg()
 	f.f = os.NewFile(uintptr(fd), seg.path(format.LogExt))
-	f.seg, f.lr = seg, newLogReader(osFile{f.f})
-	f.pos, f.next, f.fresh = 0, seg.base, true
+	f.seg = seg
 	f.later = len(after) > 0
 	if f.later {
 		f.laterBase = after[0].base
 	}
 	f.waiting.ok = false
-	if f.from > seg.base {
-		f.pos, f.next = seekInSegment(seg, f.lr, f.from)
+	sseg := segfileSegment(seg, osFile{f.f}, nil, floor, !f.later)
+	sseg.OpenIndex = func() *segfile.Index {
+		xfd, err := openIn(f.dfd, format.SegmentName(seg.base, format.IndexExt))
+		if err != nil {
+			return nil
+		}
+		f.idx = os.NewFile(uintptr(xfd), seg.path(format.IndexExt))
+		fi, err := f.idx.Stat()
+		if err != nil {
+			return nil
+		}
+		return segfile.NewIndex(osFile{f.idx}, fi.Size())
 	}
+	f.sc, err = segfile.NewScanner(sseg, -1, segfile.Options{Whole: true})
+	if err == nil && f.from > seg.base {
+		err = f.sc.SeekOffset(f.from)
+	}
+	if err != nil {
+		f.closeSeg()
+		return false, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
+	}
+	f.fresh = true
 	return true, nil
 }
 
 func (f *Follower) closeSeg() {
 	if f.f != nil {
+		f.from = f.Position() // where reading goes on, in whatever is opened next
+		f.sc.Close()
 		f.f.Close()
-		f.f, f.lr = nil, nil
+		f.f, f.sc = nil, nil
+	}
+	if f.idx != nil {
+		f.idx.Close()
+		f.idx = nil
 	}
 }
 
-// forget drops the read buffer: the next read is of the file as it is now.
+// forget drops what the scan read and knew of the file: the next read is
+// of the file as it is now.
 func (f *Follower) forget() {
-	f.lr.forget()
+	if err := f.sc.Reread(); err != nil {
+		f.err = fmt.Errorf("read %s: %w", f.f.Name(), err)
+	}
 	f.fresh = true
-}
-
-// forget drops what r has read and knows of its file's size, keeping the
-// buffer's memory.
-func (r *logReader) forget() {
-	r.buf, r.bufPos, r.size = r.buf[:0], 0, -1
 }
 
 // list lists the segments of the directory being read, after checking that

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // The index files as logstore reads them: a partition of valid records
@@ -158,7 +159,17 @@ func FuzzIndexFiles(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pos, off := seekInSegment(seg, newLogReader(osFile{fh}), target)
+			idx, closeIdx := openSegfileIndex(seg)
+			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{fh}, idx, seg.base, false), -1, segfile.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sc.SeekOffset(target); err != nil {
+				t.Fatal(err)
+			}
+			pos, off := sc.Pos(), sc.NextOffset()
+			sc.Close()
+			closeIdx()
 			fh.Close()
 			if off == seg.base && pos == 0 {
 				continue
@@ -168,7 +179,7 @@ func FuzzIndexFiles(f *testing.F) {
 				ok = ok || r.seg == i && r.off == off && r.pos == pos
 			}
 			if !ok || off > target {
-				t.Fatalf("seekInSegment(segment %d, %d) = byte %d, offset %d: not a record of the segment at or before the target (records %+v)", seg.base, target, pos, off, recs)
+				t.Fatalf("SeekOffset(segment %d, %d) = byte %d, offset %d: not a record of the segment at or before the target (records %+v)", seg.base, target, pos, off, recs)
 			}
 		}
 
@@ -199,14 +210,9 @@ func FuzzIndexFiles(f *testing.F) {
 
 		// The end of the data, as a writer or describe finds it from the
 		// last index entry that checks out.
-		fh, err := openRead(last.path(format.LogExt))
-		if err != nil {
-			t.Fatal(err)
-		}
-		end, err := findEnd(last, osFile{fh}, true)
-		fh.Close()
-		if err != nil || end.Next != next || end.Tail != tailClean {
-			t.Fatalf("findEnd: next %d, tail %v (%v); want next %d, clean", end.Next, end.Tail, err, next)
+		end, err := segmentEnd(last, 0, true, false)
+		if err != nil || end.Next != next || end.Tail != nil {
+			t.Fatalf("segmentEnd: next %d, tail %v (%v); want next %d, clean", end.Next, end.Tail, err, next)
 		}
 
 		// Reading by time, where timestamps never decrease, finds the

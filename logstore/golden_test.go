@@ -461,8 +461,12 @@ var goldenCases = []struct {
 	{
 		// Like crc-flip-last-record-active: nothing valid follows, so it
 		// ends the data without an error.
+		// A complete record whose CRC matches and whose offset is wrong is
+		// corrupt wherever it is, the active segment's end too: no torn
+		// write makes one. Offset 9 is too far ahead for the bytes to have
+		// held records up to it, so nothing valid resumes.
 		Name: "wrong-offset-last-record-active", Start: 0, Next: 5, EveryOffset: true,
-		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}},
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrOffset}}, {From: 5, Err: &gerr{3, 64, 5, format.ErrOffset}}},
 	},
 	{
 		Name: "index-past-eof", Start: 0, Next: 9, EveryOffset: true,

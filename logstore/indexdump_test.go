@@ -303,10 +303,9 @@ func TestDumpIndexVerdicts(t *testing.T) {
 				swSetEntry(t, f.index, 2, 2, lay.Pos[2]+5)
 				swSetEntry(t, f.index, 5, 5, lay.Pos[5]+1)
 			},
-			// What the bytes there would be as a header runs past the
-			// log's end.
-			index: replace(replace(idtAllOK(n), 2, idtWant{v: logstore.VerdictNoRecord, reason: format.ErrShort, recordPos: 2*35 + 5}), 5,
-				idtWant{v: logstore.VerdictNoRecord, reason: format.ErrShort, recordPos: 5*35 + 1}),
+			// The record around the position is named.
+			index: replace(replace(idtAllOK(n), 2, idtWant{v: logstore.VerdictNoRecord, found: 2, recordPos: 2 * 35}), 5,
+				idtWant{v: logstore.VerdictNoRecord, found: 5, recordPos: 5 * 35}),
 		},
 		{
 			// The wall clock of a foreign writer stepped back at offset 5.
@@ -353,8 +352,9 @@ func TestDumpIndexVerdicts(t *testing.T) {
 				swSetEntry(t, f.index, 1, 107, lay.Pos[8])
 				swSetEntry(t, f.index, 3, 121, 3)
 			},
+			// Entry 3 points back before entry 2: out of order.
 			index: replace(idtAllOK(5), 1, idtWant{v: logstore.VerdictWrongPosition, found: 108}, idtOK(),
-				idtWant{v: logstore.VerdictNoRecord, reason: format.ErrShort, recordPos: 3}),
+				idtWant{v: logstore.VerdictOutOfOrder, prev: 114, recordPos: idtNone}),
 			timeindex: idtAllOK(5),
 		},
 		{

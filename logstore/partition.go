@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // Partition is a read-only view of one partition directory, as its
@@ -56,7 +59,8 @@ type segmentFiles struct {
 	seenGen uint64    // ... and filesMoved then
 
 	idxMu    sync.Mutex
-	idx      *indexReader // opened on first use; nil when there is none
+	idx      *segfile.Index // opened on first use; nil when there is none
+	idxFile  *os.File
 	idxTried bool
 }
 
@@ -130,33 +134,24 @@ func (p *Partition) release(sf *segmentFiles) error {
 }
 
 func (sf *segmentFiles) close() error {
-	if sf.idx != nil {
-		sf.idx.Close()
+	if sf.idxFile != nil {
+		sf.idxFile.Close()
 	}
 	return sf.log.Close()
 }
 
-// seek returns where to start reading target in the segment: seekInSegment
-// with the segment's .index kept open.
-func (sf *segmentFiles) seek(lr *logReader, target uint64) (int64, uint64) {
-	if target <= sf.seg.base {
-		return 0, sf.seg.base
-	}
+// index returns the segment's .index, opened on first use and kept with
+// the segment's files; nil when it has none.
+func (sf *segmentFiles) index() *segfile.Index {
 	sf.idxMu.Lock()
 	defer sf.idxMu.Unlock()
 	if !sf.idxTried {
 		sf.idxTried = true
-		sf.idx, _ = openIndex(sf.seg.path(format.IndexExt))
+		if f, size, err := openReadStat(sf.seg.path(format.IndexExt)); err == nil {
+			sf.idx, sf.idxFile = segfile.NewIndex(f, size), f.File
+		}
 	}
-	if sf.idx == nil {
-		return 0, sf.seg.base
-	}
-	// An index kept open may have grown since (the active segment's):
-	// an answer at its last entry is checked against its size.
-	if e, i, ok, err := sf.idx.floor(target); err == nil && ok && i == sf.idx.n-1 && e.Offset < target {
-		sf.idx.refresh()
-	}
-	return seekWithIndex(sf.seg, lr, sf.idx, target)
+	return sf.idx
 }
 
 // Close closes the files the partition keeps open between reads. Close
@@ -195,14 +190,15 @@ func (p *Partition) Name() string { return p.name }
 func (p *Partition) Dir() string { return p.dir }
 
 // Bounds returns the first offset the partition holds and the offset after
-// its last valid record. Valid data ends at an incomplete tail, and also at
-// a corrupt record, which readers meet and report when they get there.
+// its last valid record. Valid data ends at an incomplete tail; valid
+// records after a corrupt one count, as readers meet the damage and
+// report it when they get there.
 func (p *Partition) Bounds() (start, next uint64, err error) {
 	if len(p.segs) == 0 {
 		return 0, 0, nil
 	}
 	active := p.segs[len(p.segs)-1]
-	f, err := openRead(active.path(format.LogExt))
+	end, err := segmentEnd(active, 0, true, false)
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
@@ -211,17 +207,10 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 			break
 		}
 		p.segs, active = segs, segs[len(segs)-1]
-		f, err = openRead(active.path(format.LogExt))
+		end, err = segmentEnd(active, 0, true, false)
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
-	}
-	defer f.Close()
-	// Valid records after a corrupt one count too: readers meet the damage
-	// and report it when they get there.
-	end, err := validEnd(active, osFile{f}, true)
-	if err != nil {
-		return 0, 0, err
 	}
 	return p.segs[0].base, end.Next, nil
 }
@@ -233,45 +222,46 @@ type Record struct {
 	CRC uint32 // as stored
 }
 
-// set makes r the record with header h and bytes b (header included),
-// which end at end. Field by field, in place: see format.Header.Decode.
-func (r *Record) set(h *format.Header, b []byte, end int64) {
+// set makes r the record with header h and bytes b (header included) at
+// pos. Field by field, in place: see format.Header.Decode.
+func (r *Record) set(h *format.Header, b []byte, pos int64) {
 	r.Key, r.Value = h.Split(b)
 	r.Offset, r.Timestamp = h.Offset, h.Timestamp
-	r.Pos, r.CRC = end-h.RecordLen(), h.CRC
+	r.Pos, r.CRC = pos, h.CRC
 }
 
 // Iterator reads a partition's records in offset order, in constant memory
-// (one record aside). It stops at the end of the data as it was when it
-// reached the partition's last segment: records appended later are not
-// waited for.
+// (one record aside), through segfile's Scanner: the one rule for what is
+// valid and where valid data resumes. It stops at the end of the data as
+// it was when it reached the partition's last segment: records appended
+// later are not waited for.
 type Iterator struct {
-	p      *Partition
-	segs   []segment
-	limit  int64 // size of the last segment when the iterator reached it
-	from   uint64
-	i      int // current segment
-	sf     *segmentFiles
-	f      file // sf.log
-	lr     *logReader
-	pos    int64
-	next   uint64        // offset expected at pos
-	held   bool          // the current record is still to be returned by Next
-	hdr    format.Header // the current record's
-	bytes  []byte        // the current record, header included
-	rec    Record        // what Record returns
-	err    error
-	closed bool
+	p       *Partition
+	segs    []segment
+	from    uint64
+	i       int // current segment
+	floor   uint64
+	sf      *segmentFiles
+	sc      *segfile.Scanner
+	rec     Record
+	err     error
+	skipped Skipped // what SkipCorrupt went past last
+	held    bool    // the current record is still to be returned by Next
+	started bool    // a record was read: first is its offset
+	first   uint64
+	clock   int64 // the running maximum of the timestamps read
+	seeded  bool  // ... and of the partition's before first (recordtime.go)
+	closed  bool
 }
 
-// scanReadAhead lets iterators read and check ahead on a second goroutine
-// (readAhead); tests turn it off to compare.
-var scanReadAhead = true
+// readAhead lets iterators read and check ahead on a second goroutine
+// (segfile.Options.ReadAhead); tests turn it off to compare.
+var readAhead = true
 
 // Read returns an iterator over records with offsets >= from. Offsets in a
 // gap between segments are skipped.
 func (p *Partition) Read(from uint64) (*Iterator, error) {
-	it := &Iterator{p: p, segs: p.segs, from: from}
+	it := &Iterator{p: p, segs: p.segs, from: from, clock: math.MinInt64}
 	if len(p.segs) == 0 {
 		it.closed = true
 		return it, nil
@@ -282,32 +272,41 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 	if err := it.open(); err != nil {
 		return nil, err
 	}
-	if from > it.segs[it.i].base {
-		it.pos, it.next = it.sf.seek(it.lr, from)
-	}
 	return it, nil
 }
 
+// open starts reading segment it.i, from it.from when that is in it.
 func (it *Iterator) open() error {
 	seg := it.segs[it.i]
+	last := it.i == len(it.segs)-1
 	sf, fi, err := it.p.acquire(seg)
 	if err != nil {
 		return it.p.segmentGone(err, max(it.from, seg.base))
 	}
-	if it.i == len(it.segs)-1 {
+	limit := int64(-1)
+	if last {
 		if fi == nil {
 			if fi, err = sf.log.Stat(); err != nil {
 				it.p.release(sf)
 				return fmt.Errorf("read %s: %w", it.p.name, err)
 			}
 		}
-		it.limit = fi.Size()
+		limit = fi.Size()
 	}
 	it.release()
-	it.sf, it.f = sf, sf.log
-	it.lr = newLogReader(it.f)
-	it.lr.scan = scanReadAhead
-	it.pos, it.next = 0, seg.base
+	it.sf = sf
+	sseg := segfileSegment(seg, sf.log, nil, it.floor, last)
+	sseg.OpenIndex = sf.index
+	it.sc, err = segfile.NewScanner(sseg, limit, segfile.Options{Whole: true, ReadAhead: readAhead})
+	if err != nil {
+		it.release()
+		return fmt.Errorf("read %s: %w", it.p.name, err)
+	}
+	if it.from > seg.base {
+		if err := it.sc.SeekOffset(it.from); err != nil {
+			return fmt.Errorf("read %s: %w", it.p.name, err)
+		}
+	}
 	return nil
 }
 
@@ -316,14 +315,14 @@ func (it *Iterator) release() error {
 	if it.sf == nil {
 		return nil
 	}
-	it.lr.stopAhead()
+	it.sc.Close()
 	err := it.p.release(it.sf)
-	it.sf, it.f = nil, nil
+	it.sf, it.sc = nil, nil
 	return err
 }
 
 // segmentGone turns a segment vanishing under a reader into the error
-// SPEC §5 asks for, naming the partition's new start.
+// docs/format.md §6 asks for, naming the partition's new start.
 func (p *Partition) segmentGone(err error, offset uint64) error {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", p.name, err)
@@ -346,83 +345,42 @@ func (it *Iterator) Next() bool {
 		return true
 	}
 	for {
+		sc := it.sc
+		if sc.Next() {
+			h := sc.Header()
+			if !it.started {
+				it.started, it.first = true, h.Offset
+			}
+			it.clock = runningMax(it.clock, h.Timestamp)
+			if h.Offset < it.from {
+				continue
+			}
+			return true
+		}
+		if err := sc.Err(); err != nil {
+			it.err = fmt.Errorf("read %s: %w", it.sf.seg.path(format.LogExt), err)
+			return false
+		}
 		last := it.i == len(it.segs)-1
-		if last && it.pos >= it.limit {
+		if d := sc.Damage(); d != nil {
+			if d.Class == segfile.Incomplete {
+				return false // the end of the data
+			}
+			it.err = corruption(d)
 			return false
 		}
-		h := &it.hdr
-		b, err := it.lr.record(it.pos, h)
-		if err == nil && h.Offset != it.next {
-			err = format.ErrOffset
+		if last || !it.nextSegment() {
+			return false
 		}
-		if err == nil && last && it.pos+h.RecordLen() > it.limit {
-			return false // appended after we started
-		}
-		if err != nil {
-			if !it.endOfSegment(err, last) {
-				return false
-			}
-			if last {
-				return false
-			}
-			if !it.nextSegment() {
-				return false
-			}
-			continue
-		}
-		it.pos += h.RecordLen()
-		it.next++
-		if h.Offset < it.from {
-			continue
-		}
-		it.bytes = b
-		return true
 	}
 }
 
-// endOfSegment decides what a record that failed to decode means: the clean
-// end of a segment (true), the end of the data (false, no error), or
-// corruption or an I/O error (false, with it.err set).
-func (it *Iterator) endOfSegment(err error, last bool) bool {
-	if isIOError(err) {
-		it.err = fmt.Errorf("read %s: %w", it.f.Name(), err)
-		return false
-	}
-	size := it.limit
-	if !last {
-		fi, serr := it.f.Stat()
-		if serr != nil {
-			it.err = serr
-			return false
-		}
-		size = fi.Size()
-	}
-	if it.pos == size {
-		return true
-	}
-	seg := it.segs[it.i]
-	if last {
-		_, _, later, lerr := validRecordAfter(seg, it.lr, it.pos, it.next, size)
-		if lerr != nil {
-			it.err = lerr
-			return false
-		}
-		if !later {
-			return false // an incomplete tail: the end of the data
-		}
-	}
-	it.err = &CorruptionError{Path: seg.path(format.LogExt), Pos: it.pos, Offset: int64(it.next), Reason: err}
-	return false
-}
-
+// nextSegment moves on to the segment after the current one, whose floor
+// is where the current one's valid data ended.
 func (it *Iterator) nextSegment() bool {
+	it.floor = it.sc.NextOffset()
 	it.release()
 	it.i++
-	seg := it.segs[it.i]
-	if seg.base < it.next {
-		it.err = &CorruptionError{Path: seg.path(format.LogExt), Pos: 0, Offset: int64(it.next), Reason: ErrOverlap}
-		return false
-	}
 	if err := it.open(); err != nil {
 		it.err = err
 		return false
@@ -431,55 +389,69 @@ func (it *Iterator) nextSegment() bool {
 }
 
 // SkipCorrupt goes on after the corrupt record that ended the iteration
-// (Err is a *CorruptionError): at the next record of the segment whose
-// header, size and CRC check out and whose offset is not below the one
-// expected, or else at the next segment. The offsets in between are lost
-// to the damage. It reports whether the iteration can go on; if so, Err is
-// cleared and Next continues.
+// (Err is a *CorruptionError): where valid data resumes by the one rule
+// (docs/format.md §3), or else at the next segment. The offsets in
+// between are lost to the damage. It reports whether the iteration can
+// go on; if so, Err is cleared, and Skipped describes what was skipped.
 func (it *Iterator) SkipCorrupt() bool {
 	var ce *CorruptionError
-	if it.closed || !errors.As(it.err, &ce) {
+	if it.closed || !errors.As(it.err, &ce) || ce.Damage == nil || it.sc == nil || it.sc.Damage() != ce.Damage {
 		return false
 	}
 	it.err = nil
-	if errors.Is(ce.Reason, ErrOverlap) {
-		// The segment starts below where the one before ended: read it,
-		// passing over the offsets already returned.
-		it.from = max(it.from, it.next)
-		if err := it.open(); err != nil {
-			it.err = err
-			return false
-		}
-		return true
+	it.skipped = Skipped{Damage: ce.Damage}
+	sk := &it.skipped
+	var err error
+	if sk.Bytes, err = it.sc.DamagedBytes(ce.Damage, maxSkippedBytes); err == nil {
+		sk.Bytes = slices.Clone(sk.Bytes)
+		sk.CRC, sk.CRCOK, err = it.sc.ComputedCRC(ce.Damage)
 	}
-	last := it.i == len(it.segs)-1
-	size := it.limit
-	if !last {
-		fi, err := it.f.Stat()
-		if err != nil {
-			it.err = err
-			return false
-		}
-		size = fi.Size()
-	}
-	pos, off, ok, err := validRecordAfter(it.segs[it.i], it.lr, ce.Pos, uint64(max(ce.Offset, 0)), size)
-	switch {
-	case err != nil:
-		it.err = err
+	if err != nil {
+		it.err = fmt.Errorf("read %s: %w", ce.Path, err)
 		return false
-	case ok:
-		it.pos, it.next = pos, off
+	}
+	if it.sc.Resume() {
 		return true
-	case last:
+	}
+	if it.i == len(it.segs)-1 {
 		return false
 	}
 	return it.nextSegment()
 }
 
+// maxSkippedBytes bounds the bytes of a skipped record kept for a
+// forensic dump.
+const maxSkippedBytes = 64 << 10
+
+// Skipped is what SkipCorrupt went past last: the damage, the failing
+// record's bytes (header included) when they are all in the file and at
+// most 64 KiB, and the CRC computed over them.
+type Skipped struct {
+	Damage *segfile.Damage
+	Bytes  []byte
+	CRC    uint32
+	CRCOK  bool
+}
+
+// Skipped describes the damage SkipCorrupt last went past.
+func (it *Iterator) Skipped() Skipped { return it.skipped }
+
+// hold makes the next Next return the current record again.
+func (it *Iterator) hold() { it.held = true }
+
+// end is the offset after the last record read: where the iteration
+// ended, or would go on.
+func (it *Iterator) end() uint64 {
+	if it.sc == nil {
+		return it.from
+	}
+	return max(it.sc.NextOffset(), it.from)
+}
+
 // Record returns the current record. It and its Key and Value are valid
 // until the next call to Next.
 func (it *Iterator) Record() *Record {
-	it.rec.set(&it.hdr, it.bytes, it.pos)
+	it.rec.set(it.sc.Header(), it.sc.Bytes(), it.sc.RecordPos())
 	return &it.rec
 }
 

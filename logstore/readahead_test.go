@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/seglog/seglog/format"
 )
@@ -39,42 +38,6 @@ func TestReadAheadMatchesPlainScan(t *testing.T) {
 			}
 			t.Logf("damage %s: %d events, the same either way", damage, len(plain))
 		})
-	}
-}
-
-// TestReadAheadEngages: a long scan does hand its reading to the
-// read-ahead (else the test above proves nothing), and a scan slower than
-// the reader gets chunks whose CRCs the reader checked.
-func TestReadAheadEngages(t *testing.T) {
-	// Records larger than a chunk among the rest: the read-ahead goes on
-	// after each.
-	dir, _ := writeMixedPartition(t, rand.New(rand.NewPCG(1, 1)), true)
-	p, err := OpenPartitionDir(dir, "p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	it, err := p.Read(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
-	served, checked, afterBig := false, false, false
-	bigIn := -1 // the segment where the last record bigger than a chunk was
-	for n := 0; it.Next() && !(served && checked && afterBig); n++ {
-		served = served || it.lr.pooled
-		checked = checked || it.lr.pooled && it.lr.checked > it.lr.bufPos
-		if len(it.Record().Value) > aheadChunkSize {
-			bigIn = it.i
-		} else if bigIn == it.i && it.lr.pooled {
-			afterBig = true
-		}
-		if n%500 == 0 {
-			time.Sleep(2 * time.Millisecond) // a slow consumer: the reader gets ahead
-		}
-	}
-	if !served || !checked || !afterBig {
-		t.Fatalf("a slow scan of a multi-megabyte segment: read-ahead chunks %v, checked by the reader %v, after a record bigger than a chunk %v (err %v)", served, checked, afterBig, it.Err())
 	}
 }
 
@@ -124,8 +87,8 @@ func writeMixedPartition(t *testing.T, rng *rand.Rand, big bool) (string, map[st
 	}
 	defer p.Close()
 	positions := map[string][]int64{}
-	scanReadAhead = false
-	defer func() { scanReadAhead = true }()
+	readAhead = false
+	defer func() { readAhead = true }()
 	it, err := p.Read(0)
 	if err != nil {
 		t.Fatal(err)
@@ -194,8 +157,8 @@ func damageMixedPartition(t *testing.T, rng *rand.Rand, dir string, positions ma
 // value) and each error.
 func scanWithReadAhead(t *testing.T, p *Partition, on bool) []string {
 	t.Helper()
-	scanReadAhead = on
-	defer func() { scanReadAhead = true }()
+	readAhead = on
+	defer func() { readAhead = true }()
 	it, err := p.Read(0)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // Recovery (SPEC §6) plans first and acts second. The plan scans every
@@ -586,6 +587,7 @@ type recDamage struct {
 	pos, end int64
 	offset   uint64 // the offset expected at pos
 	reason   error
+	d        *segfile.Damage
 }
 
 // recScan is a segment's .log, scanned whole: runs[0] starts at byte 0
@@ -697,10 +699,11 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		return err
 	}
 	own := map[uint64]bool{} // segments an interrupted split made
+	var left *segment        // the segment before, when its damage is left in place
 	prevNext := uint64(0)    // offsets below this are taken once the plan is carried out
 	for i, seg := range segs {
 		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
-		if err := sp.scanSegment(); err != nil {
+		if err := sp.scanSegment(prevNext); err != nil {
 			return err
 		}
 		sc := &sp.scan
@@ -712,11 +715,15 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		switch {
 		case !middle && !trailing:
 			sp.action = recNone
-		case sp.active && !middle:
+		case sp.active && !middle && sc.damage[0].d.Class == segfile.Incomplete:
 			sp.action = recTail
 		default:
 			sp.action = recLeave
 			conflict := sp.checkRescued(segs, bases)
+			if d := sc.damage[0]; conflict == nil && left != nil && errors.Is(d.reason, ErrOverlap) {
+				conflict = fmt.Errorf("records of %s below offset %d overlap %s, which recover leaves as it is: it cannot tell which are right",
+					seg.path(format.LogExt), d.offset, left.path(format.LogExt))
+			}
 			switch {
 			case conflict != nil:
 				sr.Problem = conflict
@@ -724,19 +731,15 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 				sp.action = recSplit
 				sr.Finished = slices.Contains(sp.present, true)
 			default:
-				d := sc.damage[0]
-				sr.Problem = &CorruptionError{Path: seg.path(format.LogExt), Pos: d.pos, Offset: int64(d.offset), Reason: d.reason}
+				sr.Problem = corruption(sc.damage[0].d)
 			}
 		}
 		if sr.Problem != nil {
 			p.rep.Problems = append(p.rep.Problems, sr.Problem)
 		}
-		if i > 0 && seg.base < prevNext && !own[seg.base] {
-			oerr := &CorruptionError{Path: seg.path(format.LogExt), Pos: 0, Offset: int64(prevNext), Reason: ErrOverlap}
-			if sr.Problem == nil {
-				sr.Problem = oerr
-			}
-			p.rep.Problems = append(p.rep.Problems, oerr)
+		left = nil
+		if sp.action == recLeave {
+			left = &sp.seg // damage left in place: what overlaps it stays too
 		}
 		switch {
 		case sp.action == recLeave:
@@ -786,12 +789,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 
 // recNextOffset is the partition's next offset as Bounds finds it.
 func recNextOffset(active segment) (uint64, error) {
-	f, err := openRead(active.path(format.LogExt))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	end, err := validEnd(active, osFile{f}, true)
+	end, err := segmentEnd(active, 0, true, false)
 	return end.Next, err
 }
 
@@ -835,7 +833,8 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 		}
 	}
 	for j, d := range sc.damage {
-		from := sc.runs[j].next
+		// Offsets below the floor an overlap leaves are another segment's.
+		from := max(sc.runs[j].next, d.offset)
 		var to uint64
 		switch {
 		case j+1 < len(sc.runs):
@@ -943,19 +942,11 @@ func recSamePrefix(src string, from, to int64, path string) (bool, error) {
 func recIntervals(segs []segment, stored int) ([]int, error) {
 	own := make([]int, len(segs))
 	for i, seg := range segs {
-		f, err := openRead(seg.path(format.LogExt))
+		n, err := recInferInterval(seg)
 		if err != nil {
 			return nil, err
 		}
-		lr := newLogReader(osFile{f})
-		size, err := lr.statSize()
-		if err == nil {
-			own[i] = recInferInterval(seg, lr, size)
-		}
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
+		own[i] = n
 	}
 	out := make([]int, len(segs))
 	for i := range segs {
@@ -976,41 +967,54 @@ func recIntervals(segs []segment, stored int) ([]int, error) {
 
 // recInferInterval is the index interval a segment's index shows: the
 // offset distance of its first two entries, when the first is the
-// segment's first record and the second checks out against the .log; or,
+// segment's first record and the second is confirmed by the chain; or,
 // from the time index, the distance of its first two offsets. 0 when
 // neither tells.
-func recInferInterval(seg segment, lr *logReader, size int64) int {
-	most := uint64(size / format.HeaderLen) // no segment holds more records
-	if x, err := openIndex(seg.path(format.IndexExt)); err == nil {
-		defer x.Close()
-		if x.n >= 2 {
-			e0, err0 := x.entry(0)
-			e1, err1 := x.entry(1)
-			if err0 == nil && err1 == nil && e0.Offset == seg.base && e0.Pos == 0 &&
-				e1.Offset > seg.base && e1.Offset-seg.base <= most && e1.Pos > 0 && e1.Pos < size {
-				if h, err := lr.check(e1.Pos); err == nil && h.Offset == e1.Offset {
-					return int(e1.Offset - seg.base)
-				}
+func recInferInterval(seg segment) (int, error) {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	idx, closeIdx := openSegfileIndex(seg)
+	defer closeIdx()
+	if idx != nil && idx.Len() >= 2 {
+		e0, err0 := idx.Entry(0)
+		e1, err1 := idx.Entry(1)
+		if err0 == nil && err1 == nil && e0.Offset == seg.base && e0.Pos == 0 && e1.Offset > seg.base {
+			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, idx, seg.base, false), -1, segfile.Options{})
+			if err != nil {
+				return 0, err
+			}
+			ok, err := sc.Confirms(1)
+			sc.Close()
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				return int(e1.Offset - seg.base), nil
 			}
 		}
 	}
-	if x, err := openIndex(seg.path(format.TimeIndexExt)); err == nil {
-		defer x.Close()
-		if x.n >= 2 {
-			o0, _, err0 := x.pair(0)
-			o1, _, err1 := x.pair(1)
-			if err0 == nil && err1 == nil && o0 == seg.base && o1 > seg.base && o1-seg.base <= most {
-				return int(o1 - seg.base)
+	if tf, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+		defer tf.Close()
+		x := segfile.NewIndex(tf, size)
+		if x.Len() >= 2 {
+			e0, err0 := x.Entry(0)
+			e1, err1 := x.Entry(1)
+			if err0 == nil && err1 == nil && e0.Offset == seg.base && e1.Offset > seg.base && e1.Offset-seg.base <= uint64(max(size, 1)) {
+				return int(e1.Offset - seg.base), nil
 			}
 		}
 	}
-	return 0
+	return 0, nil
 }
 
 // scanSegment scans the segment's .log whole into runs of valid records
-// and the damage between them, comparing the index entries a writer would
-// have written for runs[0] with the index files as it goes.
-func (sp *recSegPlan) scanSegment() error {
+// and the damage between them, by the one rule (segfile), offsets below
+// floor being the segments' before it; it compares the index entries a
+// writer would have written for runs[0] with the index files as it goes.
+func (sp *recSegPlan) scanSegment(floor uint64) error {
 	seg := sp.seg
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
@@ -1025,77 +1029,46 @@ func (sp *recSegPlan) scanSegment() error {
 		return err
 	}
 	defer sp.tidx.close()
-	lr := newLogReader(osFile{f})
-	size, err := lr.statSize()
+	idx, closeIdx := openSegfileIndex(seg)
+	defer closeIdx()
+	scn, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, idx, floor, sp.active), -1, segfile.Options{Chunk: verifyChunk})
 	if err != nil {
 		return err
 	}
-	sc := recScan{size: size}
-	run := recRun{first: seg.base, next: seg.base}
-	pos, next := int64(0), seg.base
+	defer scn.Close()
+	sc := recScan{size: scn.Limit()}
+	run := recRun{first: scn.NextOffset(), next: scn.NextOffset()}
 	var ebuf []byte
 	for {
-		h, err := lr.check(pos)
-		if err == nil && h.Offset != next {
-			err = format.ErrOffset
-		}
-		if err == nil {
-			if len(sc.runs) == 0 && (next-seg.base)%uint64(sp.interval) == 0 {
-				ebuf = format.AppendIndexEntry(ebuf[:0], format.IndexEntry{Offset: next, Pos: pos})
+		for scn.Next() {
+			h := scn.Header()
+			if len(sc.runs) == 0 && (h.Offset-seg.base)%uint64(sp.interval) == 0 {
+				pos := scn.RecordPos()
+				ebuf = format.AppendIndexEntry(ebuf[:0], format.IndexEntry{Offset: h.Offset, Pos: pos})
 				sp.idx.expect(ebuf)
-				ebuf = format.AppendTimeIndexEntry(ebuf[:0], format.TimeIndexEntry{Offset: next, Timestamp: h.Timestamp})
+				ebuf = format.AppendTimeIndexEntry(ebuf[:0], format.TimeIndexEntry{Offset: h.Offset, Timestamp: h.Timestamp})
 				sp.tidx.expect(ebuf)
 			}
-			pos += h.RecordLen()
-			next++
-			sp.prog.at(pos)
-			continue
+			sp.prog.at(scn.Pos())
 		}
-		if isIOError(err) {
+		if err := scn.Err(); err != nil {
 			return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 		}
-		run.end, run.next = pos, next
+		run.end, run.next = scn.Pos(), scn.NextOffset()
 		sc.runs = append(sc.runs, run)
-		if pos >= size {
+		d := scn.Damage()
+		if d == nil {
 			break
 		}
-		d := recDamage{pos: pos, end: size, offset: next, reason: err}
-		at, off, ok := pos, h.Offset, errors.Is(err, format.ErrOffset) && recJumpsAhead(lr, pos, h, next, size)
-		if !ok {
-			at, off, ok, err = validRecordAfter(seg, lr, pos, next, size)
-			if err != nil {
-				return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
-			}
-		}
-		if !ok {
-			sc.damage = append(sc.damage, d)
+		sc.damage = append(sc.damage, recDamage{pos: d.Pos, end: d.End, offset: d.Offset, reason: d.Reason, d: d})
+		if !scn.Resume() {
 			break
 		}
-		d.end = at
-		sc.damage = append(sc.damage, d)
-		run = recRun{pos: at, first: off, next: off}
-		pos, next = at, off
+		run = recRun{pos: d.End, first: d.ResumeOffset, next: d.ResumeOffset}
 	}
 	sp.scan = sc
-	sp.prog.add(size)
+	sp.prog.add(sc.size)
 	return nil
-}
-
-// recJumpsAhead decides whether a record that checks out but does not
-// have the offset expected (next) starts a run of its own where it is: its
-// offset lies ahead, in reach, and the record after it carries on from it
-// (or it ends the file). A flipped bit in the offset field, which the CRC
-// does not cover, fails that, and the run resumes at the next record.
-func recJumpsAhead(lr *logReader, pos int64, h format.Header, next uint64, size int64) bool {
-	if h.Offset <= next || h.Offset-next > uint64(size-pos)/format.HeaderLen {
-		return false
-	}
-	after := pos + h.RecordLen()
-	if after == size {
-		return true
-	}
-	h2, err := lr.check(after)
-	return err == nil && h2.Offset == h.Offset+1
 }
 
 // recIndexCheck compares an index file, as it is read, with the entries
@@ -1400,13 +1373,15 @@ func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string, re
 // having offset base and going to byte 0 of its segment. A nil writer is
 // skipped.
 func recWalkIndex(src file, from, end int64, base uint64, interval int, idx, tidx io.Writer) error {
-	lr := newLogReader(src)
+	sc, err := segfile.NewScanner(segfile.Segment{Path: src.Name(), Base: base, Floor: base, Log: src}, end, segfile.Options{})
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	sc.StartAt(from, base)
 	var b []byte
-	for pos := from; pos < end; {
-		h, err := lr.header(pos)
-		if err != nil {
-			return fmt.Errorf("read %s at byte %d: %w", src.Name(), pos, err)
-		}
+	for sc.Next() {
+		h, pos := sc.Header(), sc.RecordPos()
 		if (h.Offset-base)%uint64(interval) == 0 {
 			if idx != nil {
 				b = format.AppendIndexEntry(b[:0], format.IndexEntry{Offset: h.Offset, Pos: pos - from})
@@ -1421,7 +1396,12 @@ func recWalkIndex(src file, from, end int64, base uint64, interval int, idx, tid
 				}
 			}
 		}
-		pos += h.RecordLen()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", src.Name(), err)
+	}
+	if sc.Pos() != end {
+		return fmt.Errorf("read %s: the records at bytes %d..%d no longer check out", src.Name(), sc.Pos(), end)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // Retention (SPEC §6) deletes the longest prefix of a partition's segments
@@ -311,12 +312,11 @@ func (p *retProgress) add(n int) {
 
 // retLook is what a sweep learns of a segment without reading it whole.
 type retLook struct {
-	seg    segment
-	end    segmentEnd // from its last index entry that checks out
-	active bool
+	seg     segment
+	end     segfile.End // from its last confirmed index entry
+	records uint64
+	active  bool
 }
-
-func (l retLook) records() uint64 { return l.end.Next - l.seg.base }
 
 func (sw *sweeper) sweep() (PartitionSweep, error) {
 	dir := sw.s.PartitionDir(sw.ts.Topic, sw.part)
@@ -331,7 +331,7 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 		if looks[i], err = retLookAt(seg, i == len(segs)-1); err != nil {
 			return sw.rep, err
 		}
-		total += looks[i].end.Size
+		total += looks[i].end.Limit
 	}
 	if sw.rep.Next, err = retNext(looks[len(looks)-1]); err != nil {
 		return sw.rep, err
@@ -340,7 +340,7 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 	kept := false
 	for _, l := range looks {
 		ss := SegmentSweep{Name: format.SegmentName(l.seg.base, format.LogExt), Base: l.seg.base, Active: l.active,
-			Records: l.records(), Bytes: l.end.Size, Newest: l.end.LastTS, HasNewest: l.records() > 0}
+			Records: l.records, Bytes: l.end.Limit, Newest: l.end.MaxTS, HasNewest: l.records > 0}
 		ss.Future = sw.future(&ss)
 		switch {
 		case kept:
@@ -389,18 +389,7 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 
 // retNext is the partition's next offset as Bounds finds it: past damage
 // in the active segment when valid records follow it.
-func retNext(active retLook) (uint64, error) {
-	if active.end.Tail != tailCorrupt {
-		return active.end.Next, nil
-	}
-	f, err := openRead(active.seg.path(format.LogExt))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	end, err := validEnd(active.seg, osFile{f}, true)
-	return end.Next, err
-}
+func retNext(active retLook) (uint64, error) { return active.end.Next, nil }
 
 // future reports whether, under a time rule, a segment is known to hold a
 // timestamp after now.
@@ -409,16 +398,23 @@ func (sw *sweeper) future(ss *SegmentSweep) bool {
 		(!sw.opts.NowIsClock || ss.Newest > time.Now().UnixNano())
 }
 
-// retLookAt finds where a segment's valid data ends, scanning from its last
-// index entry that checks out: a few reads, as describe makes.
+// retLookAt finds where a segment's valid data ends, walking from its
+// last confirmed index entry: a few reads, as describe makes.
 func retLookAt(seg segment, active bool) (retLook, error) {
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return retLook{}, err
 	}
 	defer f.Close()
-	end, err := findEnd(seg, osFile{f}, active)
-	return retLook{seg: seg, end: end, active: active}, err
+	idx, closeIdx := openSegfileIndex(seg)
+	defer closeIdx()
+	sseg := segfileSegment(seg, osFile{f}, idx, 0, active)
+	l := retLook{seg: seg, active: active}
+	if l.end, err = segfile.FindEnd(sseg, false); err != nil {
+		return l, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+	}
+	l.records, err = segfile.CountRecords(sseg, l.end, 0)
+	return l, err
 }
 
 // keepAfter describes a segment after a kept one by what its cheaply read
@@ -516,8 +512,8 @@ func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
 		return nil
 	case sw.keptByCheapTime(l, ss):
 		return nil
-	case l.end.Tail == tailCorrupt:
-		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, l.end.Err
+	case l.end.First != nil && l.end.First.Class == segfile.Corrupt:
+		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, corruption(l.end.First)
 		return nil
 	}
 	// Walked up to the valid data's end before locking: under the writer
@@ -562,11 +558,9 @@ func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
 	case err != nil:
 		return err
 	}
-	var lr *logReader
+	var log file = wr.log
 	limit := wr.logSize
-	if wr.seg.base == l.seg.base {
-		lr = newLogReader(wr.log)
-	} else {
+	if wr.seg.base != l.seg.base {
 		// A writer came and rolled it meanwhile: it is closed now, and
 		// goes as closed segments do.
 		f, err := openRead(l.seg.path(format.LogExt))
@@ -574,15 +568,16 @@ func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
 			return closeWriter(wr, err)
 		}
 		defer f.Close()
-		lr = newLogReader(osFile{f})
-		if limit, err = lr.statSize(); err != nil {
+		fi, err := f.Stat()
+		if err != nil {
 			return closeWriter(wr, err)
 		}
+		log, limit = osFile{f}, fi.Size()
 	}
 	if limit < walk.pos {
 		walk = newRetWalk(l.seg)
 	}
-	damage, err := walk.to(lr, limit)
+	damage, err := walk.to(log, limit)
 	if err != nil {
 		return closeWriter(wr, fmt.Errorf("read %s: %w", l.seg.path(format.LogExt), err))
 	}
@@ -605,13 +600,13 @@ func closeWriter(w *Writer, err error) error {
 	return err
 }
 
-// retWalk follows a segment's chain of record headers.
+// retWalk walks a segment's valid records for their timestamps.
 type retWalk struct {
 	seg    segment
 	base   uint64
-	pos    int64  // where the next header is expected
+	pos    int64  // where the next record is expected
 	next   uint64 // the offset it must carry
-	newest int64  // largest timestamp seen
+	newest int64  // the running maximum of the timestamps seen
 }
 
 func newRetWalk(seg segment) *retWalk {
@@ -626,85 +621,86 @@ func walkSegment(seg segment, limit int64) (*retWalk, *CorruptionError, error) {
 	}
 	defer f.Close()
 	w := newRetWalk(seg)
-	damage, err := w.to(newLogReader(osFile{f}), limit)
+	damage, err := w.to(osFile{f}, limit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
 	}
 	return w, damage, nil
 }
 
-// to follows headers up to limit: each must carry the next offset, have a
-// key that fits its size and end at or before limit. That is what ties a
-// record to its neighbours; the CRC is not checked, as only the timestamps
-// are wanted. Damage that stops the walk before limit is returned.
-func (w *retWalk) to(lr *logReader, limit int64) (*CorruptionError, error) {
-	for w.pos < limit {
-		h, err := lr.header(w.pos)
-		switch {
-		case err != nil:
-		case h.Offset != w.next:
-			err = format.ErrOffset
-		case h.RecordLen() > limit-w.pos:
-			err = format.ErrShort
-		}
-		if isIOError(err) {
-			return nil, err
-		}
-		if err != nil {
-			return &CorruptionError{Path: w.seg.path(format.LogExt), Pos: w.pos, Offset: int64(w.next), Reason: err}, nil
-		}
-		w.newest = max(w.newest, h.Timestamp)
-		w.pos += h.RecordLen()
-		w.next++
+// to walks the valid records of log from where the walk is up to limit.
+// Any break in the chain before limit (which a sweep never deletes past)
+// is returned.
+func (w *retWalk) to(log file, limit int64) (*CorruptionError, error) {
+	sc, err := segfile.NewScanner(segfileSegment(w.seg, log, nil, w.base, false), limit, segfile.Options{})
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
+	defer sc.Close()
+	if w.pos > 0 {
+		sc.StartAt(w.pos, w.next)
+	}
+	for sc.Next() {
+		w.newest = runningMax(w.newest, sc.Header().Timestamp)
+	}
+	w.pos, w.next = sc.Pos(), sc.NextOffset()
+	if d := sc.Damage(); d != nil {
+		return corruption(d), nil
+	}
+	return nil, sc.Err()
 }
 
-// retMaxChecks bounds the time-index entries tried, and retMaxScan the
-// records read to reach one from the index entry before it: past those,
-// the walk is as cheap.
-const (
-	retMaxChecks = 64
-	retMaxScan   = 4096
-)
+// retMaxChecks bounds the time-index entries tried from the last one back.
+const retMaxChecks = 64
 
 // retIndexedNewest returns the timestamp of the last of a segment's last
 // time-index entries that is newer than floor (when hasFloor) and checks
-// out: its record, reached from a position index entry that checks out,
-// is valid and carries that offset and timestamp.
-func retIndexedNewest(seg segment, end segmentEnd, floor int64, hasFloor bool) (int64, bool) {
-	x, err := openIndex(seg.path(format.TimeIndexExt))
+// out: its record, reached through the segment's .index as readers reach
+// it, is valid and carries that offset and timestamp.
+func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) (int64, bool) {
+	tf, size, err := openReadStat(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return 0, false
 	}
-	defer x.Close()
+	defer tf.Close()
+	x := segfile.NewIndex(tf, size)
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
-	lr := newLogReader(osFile{f})
-	for i := x.n - 1; i >= 0 && i >= x.n-retMaxChecks; i-- {
-		off, ts, err := x.pair(i)
+	idx, closeIdx := openSegfileIndex(seg)
+	defer closeIdx()
+	for i := x.Len() - 1; i >= 0 && i >= x.Len()-retMaxChecks; i-- {
+		e, err := x.Entry(i)
 		if err != nil {
 			return 0, false
 		}
+		off, ts := e.Offset, e.Pos
 		if off < seg.base || off >= end.Next || hasFloor && ts <= floor {
 			continue // stale, or no news
 		}
-		pos, o := seekInSegment(seg, lr, off)
-		for ; o < off && off-o <= retMaxScan; o++ {
-			h, err := lr.check(pos)
-			if err != nil || h.Offset != o {
-				break
-			}
-			pos += h.RecordLen()
-		}
-		if o != off {
-			continue
-		}
-		if h, err := lr.check(pos); err == nil && h.Offset == off && h.Timestamp == ts {
+		if got, ok := recordTimestamp(segfileSegment(seg, osFile{f}, idx, 0, false), off); ok && got == ts {
 			return ts, true
+		}
+	}
+	return 0, false
+}
+
+// recordTimestamp is the timestamp of the valid record with offset off in
+// seg, reached through its index; ok is false when there is none.
+func recordTimestamp(seg segfile.Segment, off uint64) (int64, bool) {
+	sc, err := segfile.NewScanner(seg, -1, segfile.Options{})
+	if err != nil {
+		return 0, false
+	}
+	defer sc.Close()
+	if sc.SeekOffset(off) != nil {
+		return 0, false
+	}
+	for sc.Next() {
+		if h := sc.Header(); h.Offset >= off {
+			return h.Timestamp, h.Offset == off
 		}
 	}
 	return 0, false

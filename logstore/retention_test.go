@@ -297,6 +297,19 @@ func TestRetentionDamaged(t *testing.T) {
 		}
 		retLeftFiles(t, s, files, 0, 4)
 	})
+	t.Run("damage hiding the newest keeps it", func(t *testing.T) {
+		s := recStore(t, 1)
+		dir := s.PartitionDir("t", 0)
+		seg := recSeg(retRecs(0, []int64{retAt(1), retAt(2), retAt(80), retAt(3)}), 1)
+		seg.log[seg.pos[2]+format.HeaderLen] ^= 0xff // record 2's key: its CRC fails
+		recWriteSeg(t, dir, 0, seg)
+		recWriteSeg(t, dir, 4, recSeg(retRecs(4, []int64{retAt(90)}), 1))
+		rep := retSweep(t, s, retCutoff(retAt(50)))
+		retWantDecisions(t, rep, "0 kept/damaged", "4 kept/newer")
+		if d := rep.Segments[0].Damage; d == nil || d.Pos != seg.pos[2] || d.Offset != 2 || !errors.Is(d, format.ErrCRC) {
+			t.Errorf("damage %+v, want a crc mismatch at byte %d", d, seg.pos[2])
+		}
+	})
 	t.Run("size takes it", func(t *testing.T) {
 		s := recStore(t, 1)
 		_, files := retDamaged(t, s, true)

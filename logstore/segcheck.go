@@ -2,34 +2,26 @@ package logstore
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // segmentCheck checks one segment's .log bytes as they stream past, in
-// pieces of any size: every record whole, checking out, and carrying the
-// next offset (the first one the segment's base). It holds one header's
-// bytes, never a record, so a copy checks any segment in constant memory.
-// It also compares the segment's index files, already written beside the
-// copy, with what a writer with the segment's index interval writes.
+// pieces of any size (segfile.ChainCheck: every record whole, checking
+// out, carrying the next offset), in constant memory. It also compares the
+// segment's index files, already written beside the copy, with what a
+// writer with the segment's index interval writes.
 type segmentCheck struct {
-	where    string // the segment being copied, for errors
+	*segfile.ChainCheck
+	where    string
 	base     uint64
 	interval uint64
-
-	pos     int64  // bytes seen
-	next    uint64 // offset the next record must have
-	lastTS  int64
-	recPos  int64 // where the record being read starts
-	hdr     [format.HeaderLen]byte
-	hn      int // header bytes held
-	h       format.Header
-	left    int64 // body bytes of the record still to come
-	crc     uint32
-	failure error
+	pos      int64 // where the records checked end
 
 	idx, tidx recIndexCheck
 	entry     []byte
@@ -38,7 +30,9 @@ type segmentCheck struct {
 // newSegmentCheck starts the check of a segment with base offset base and
 // the given index interval; where names it in errors.
 func newSegmentCheck(where string, base uint64, interval int) *segmentCheck {
-	return &segmentCheck{where: where, base: base, interval: uint64(max(interval, 1)), next: base}
+	c := &segmentCheck{where: where, base: base, interval: uint64(max(interval, 1))}
+	c.ChainCheck = segfile.NewChainCheck(where, base, c.record)
+	return c
 }
 
 // compareIndexes makes the check also compare the index files of seg,
@@ -55,71 +49,26 @@ func (c *segmentCheck) compareIndexes(seg segment) error {
 	return nil
 }
 
-// Write checks p, the next bytes of the segment. After a failure every
-// call returns it.
+// Write checks p, the next bytes of the segment (segfile.ChainCheck's
+// Write, its damage a *CorruptionError).
 func (c *segmentCheck) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 && c.failure == nil {
-		if c.hn < format.HeaderLen {
-			k := copy(c.hdr[c.hn:], p)
-			c.hn += k
-			c.pos += int64(k)
-			p = p[k:]
-			if c.hn == format.HeaderLen {
-				c.startRecord()
-			}
-			continue
-		}
-		k := min(int64(len(p)), c.left)
-		c.crc = format.UpdateChecksum(c.crc, p[:k])
-		c.left -= k
-		c.pos += k
-		p = p[k:]
-		if c.left == 0 {
-			c.endRecord()
-		}
+	n, err := c.ChainCheck.Write(p)
+	var d *segfile.Damage
+	if errors.As(err, &d) {
+		err = corruption(d)
 	}
-	if c.failure != nil {
-		return 0, c.failure
-	}
-	return n, nil
+	return n, err
 }
 
-func (c *segmentCheck) startRecord() {
-	c.recPos = c.pos - format.HeaderLen
-	h, err := format.ParseHeader(c.hdr[:])
-	if err == nil && h.Offset != c.next {
-		err = format.ErrOffset
-	}
-	if err != nil {
-		c.fail(err)
-		return
-	}
-	c.h, c.left = h, int64(h.Size)
-	c.crc = format.ChecksumStart(h.Timestamp)
-	if c.left == 0 {
-		c.endRecord()
-	}
-}
-
-func (c *segmentCheck) endRecord() {
-	if c.crc != c.h.CRC {
-		c.fail(format.ErrCRC)
-		return
-	}
-	if (c.h.Offset-c.base)%c.interval == 0 {
-		c.entry = format.AppendIndexEntry(c.entry[:0], format.IndexEntry{Offset: c.h.Offset, Pos: c.recPos})
+// record takes in a record that checked out.
+func (c *segmentCheck) record(pos int64, h *format.Header) {
+	if (h.Offset-c.base)%c.interval == 0 {
+		c.entry = format.AppendIndexEntry(c.entry[:0], format.IndexEntry{Offset: h.Offset, Pos: pos})
 		c.idx.expect(c.entry)
-		c.entry = format.AppendTimeIndexEntry(c.entry[:0], format.TimeIndexEntry{Offset: c.h.Offset, Timestamp: c.h.Timestamp})
+		c.entry = format.AppendTimeIndexEntry(c.entry[:0], format.TimeIndexEntry{Offset: h.Offset, Timestamp: h.Timestamp})
 		c.tidx.expect(c.entry)
 	}
-	c.next++
-	c.lastTS = c.h.Timestamp
-	c.hn = 0
-}
-
-func (c *segmentCheck) fail(reason error) {
-	c.failure = &CorruptionError{Path: c.where, Pos: c.recPos, Offset: int64(c.next), Reason: reason}
+	c.pos = pos + h.RecordLen()
 }
 
 // finish ends the check once every byte was written: a record cut short
@@ -127,18 +76,21 @@ func (c *segmentCheck) fail(reason error) {
 func (c *segmentCheck) finish() error {
 	c.idx.close()
 	c.tidx.close()
-	if c.failure == nil && c.hn > 0 {
-		// The bytes end inside a record.
-		if c.hn < format.HeaderLen {
-			c.recPos = c.pos - int64(c.hn)
+	if err := c.Finish(); err != nil {
+		var d *segfile.Damage
+		if errors.As(err, &d) {
+			return corruption(d)
 		}
-		c.fail(format.ErrShort)
+		return err
 	}
-	return c.failure
+	return nil
 }
 
 // records is how many records checked out.
-func (c *segmentCheck) records() uint64 { return c.next - c.base }
+func (c *segmentCheck) records() uint64 { return c.Records() }
+
+// lastTimestamp is the last record's timestamp.
+func (c *segmentCheck) lastTimestamp() int64 { return c.LastTimestamp() }
 
 // fixIndexes brings the index files of the copy seg, whose .log passed the
 // check, to what the check expected: kept when they are that, cut when
@@ -209,22 +161,23 @@ func truncateFile(fsys fileSystem, path string, size int64) error {
 // belongs to the records a copy takes. Entries are in offset order in any
 // index seglog trusts; one that is not is rebuilt after the copy anyway.
 func indexPrefix(path string, next uint64) (int64, error) {
-	x, err := openIndex(path)
+	f, size, err := openReadStat(path)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return 0, nil
 		}
 		return 0, err
 	}
-	defer x.Close()
-	lo, hi := int64(0), x.n // entries [0, lo) are below next, [hi, n) are not
+	defer f.Close()
+	x := segfile.NewIndex(f, size)
+	lo, hi := int64(0), x.Len() // entries [0, lo) are below next, [hi, n) are not
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		off, _, err := x.pair(mid)
+		e, err := x.Entry(mid)
 		if err != nil {
 			return 0, err
 		}
-		if off < next {
+		if e.Offset < next {
 			lo = mid + 1
 		} else {
 			hi = mid

@@ -146,13 +146,14 @@ func (l *SimpleLog) Segments() []SimpleSegment { return l.segs }
 func (l *SimpleLog) OrphanIndexes() []string { return l.orphans }
 
 // simpleStore reads one .store file with positional reads through a
-// logReader's buffer, up to its size when opened: the end of the log as
-// it was when reading started.
+// buffer, up to its size when opened: the end of the log as it was when
+// reading started.
 type simpleStore struct {
-	path string
-	f    file
-	lr   *logReader
-	size int64
+	path   string
+	f      file
+	size   int64
+	buf    []byte // file bytes [bufPos, bufPos+len(buf))
+	bufPos int64
 }
 
 func openSimpleStore(path string) (*simpleStore, error) {
@@ -160,7 +161,34 @@ func openSimpleStore(path string) (*simpleStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &simpleStore{path: path, f: f, lr: newLogReader(f), size: size}, nil
+	return &simpleStore{path: path, f: f, size: size}, nil
+}
+
+// simpleChunk is how much of a .store is read at a time.
+const simpleChunk = 128 << 10
+
+// window returns the store's bytes [pos, pos+n), format.ErrShort when it
+// ends before; a buffer is never larger than the bytes the store holds.
+func (s *simpleStore) window(pos, n int64) ([]byte, error) {
+	if pos >= s.bufPos && pos+n <= s.bufPos+int64(len(s.buf)) {
+		return s.buf[pos-s.bufPos : pos-s.bufPos+n], nil
+	}
+	if pos < 0 || n < 0 || pos+n > s.size {
+		return nil, format.ErrShort
+	}
+	want := min(max(n, simpleChunk), s.size-pos)
+	if int64(cap(s.buf)) < want {
+		s.buf = make([]byte, want)
+	}
+	m, err := s.f.ReadAt(s.buf[:want], pos)
+	s.buf, s.bufPos = s.buf[:m], pos
+	if int64(m) < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			return nil, format.ErrShort
+		}
+		return nil, err
+	}
+	return s.buf[:n], nil
 }
 
 func (s *simpleStore) Close() error { return s.f.Close() }
@@ -172,9 +200,12 @@ func (s *simpleStore) frame(pos int64) (n uint64, fits bool, err error) {
 	if pos < 0 || pos > s.size-format.SimpleFrameLen {
 		return 0, false, nil
 	}
-	b, err := s.lr.window(pos, format.SimpleFrameLen)
+	b, err := s.window(pos, format.SimpleFrameLen)
 	if err != nil {
-		return 0, false, ignoreShort(err) // the file shrank: the frame is gone
+		if errors.Is(err, format.ErrShort) {
+			err = nil // the file shrank: the frame is gone
+		}
+		return 0, false, err
 	}
 	n, _ = format.ParseSimpleFrame(b)
 	return n, n <= uint64(s.size-pos-format.SimpleFrameLen), nil
@@ -183,7 +214,7 @@ func (s *simpleStore) frame(pos int64) (n uint64, fits bool, err error) {
 // value returns the n bytes of the value framed at pos (valid until the
 // next read).
 func (s *simpleStore) value(pos int64, n uint64) ([]byte, error) {
-	b, err := s.lr.window(pos+format.SimpleFrameLen, int64(n))
+	b, err := s.window(pos+format.SimpleFrameLen, int64(n))
 	if errors.Is(err, format.ErrShort) {
 		err = fmt.Errorf("%s shrank while being read: %w", s.path, io.ErrUnexpectedEOF)
 	}

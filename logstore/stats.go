@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // PartitionStats describes a partition, as describe prints it.
@@ -45,7 +46,11 @@ func (p *Partition) Stats() (PartitionStats, error) {
 	}
 }
 
-// segmentStats describes a partition made of segs.
+// segmentStats describes a partition made of segs. Each segment's end is
+// found from its last confirmed index entry; its records are counted
+// from its offsets where its index shows no offsets skipped before that
+// entry, else by a scan (segfile.CountRecords): holes inside a segment
+// are not records.
 func segmentStats(segs []segment) (PartitionStats, error) {
 	st := PartitionStats{Segments: len(segs)}
 	if len(segs) == 0 {
@@ -53,47 +58,58 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 	}
 	st.Start = segs[0].base
 	st.Next = st.Start
+	floor := uint64(0)
 	for i, seg := range segs {
-		end, first, err := summarize(seg, i == len(segs)-1, st.Records == 0)
+		sum, err := summarize(seg, floor, i == len(segs)-1, st.Records == 0)
 		if err != nil {
 			return st, err
 		}
-		st.Bytes += end.Size
-		st.Next = max(st.Next, end.Next)
-		if end.Next == seg.base {
+		st.Bytes += sum.end.Limit
+		st.Next = max(st.Next, sum.end.Next)
+		floor = sum.end.Next
+		if sum.records == 0 {
 			continue
 		}
 		if st.Records == 0 {
-			st.Oldest = first
+			st.Oldest = sum.first
 		}
-		st.Records += end.Next - seg.base
-		st.Newest = end.LastTS
+		st.Records += sum.records
+		st.Newest = sum.end.LastTS
 	}
 	return st, nil
 }
 
-// summarize finds a segment's end (see segmentEnd, whose Size is the .log's
-// size) and, with wantFirst, its first record's timestamp.
-func summarize(seg segment, active, wantFirst bool) (end segmentEnd, first int64, err error) {
-	f, err := openRead(seg.path(format.LogExt))
-	if err != nil {
-		return end, 0, err
-	}
-	defer f.Close()
-	if end, err = validEnd(seg, osFile{f}, active); err != nil || end.Next == seg.base || !wantFirst {
-		return end, 0, err
-	}
-	h, err := newLogReader(osFile{f}).header(0)
-	return end, h.Timestamp, err
+type segmentSummary struct {
+	end     segfile.End
+	records uint64
+	first   int64 // the first record's timestamp, when asked for
 }
 
-// validEnd is findEnd, going on past damage in the active segment when
-// valid records follow it: the next offset is the last valid record's + 1,
-// whether or not an index let the scan skip the damage.
-func validEnd(seg segment, f file, active bool) (segmentEnd, error) {
-	end, err := findEnd(seg, f, active)
-	for err == nil && end.Tail == tailCorrupt && active {
-		end, err = scanToEnd(seg, newLogReader(f), end.ResumePos, end.ResumeOffset, true)
+// summarize finds a segment's end and record count and, with wantFirst,
+// its first valid record's timestamp.
+func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummary, error) {
+	var sum segmentSummary
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return sum, err
 	}
-	return end, err
+	defer f.Close()
+	idx, closeIdx := openSegfileIndex(seg)
+	defer closeIdx()
+	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
+	if sum.end, err = segfile.FindEnd(sseg, false); err != nil {
+		return sum, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+	}
+	if sum.records, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
+		return sum, err
+	}
+	sc, err := segfile.NewScanner(sseg, sum.end.Limit, segfile.Options{})
+	if err != nil {
+		return sum, err
+	}
+	defer sc.Close()
+	for !sc.Next() && sc.Err() == nil && sc.Resume() {
+	}
+	sum.first = sc.Header().Timestamp
+	return sum, sc.Err()
 }

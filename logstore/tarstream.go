@@ -166,7 +166,7 @@ func exportSegment(tw *tar.Writer, cs copySegment, pace *pacer, buf []byte) (uin
 	if err := exportFile(tw, cs.seg.path(format.LogExt), cs.log, pace, buf, check); err != nil {
 		return 0, err
 	}
-	return check.next, check.finish()
+	return check.Next(), check.finish()
 }
 
 // exportFile writes the first n bytes of the file at path to tw, each

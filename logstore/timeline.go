@@ -10,6 +10,7 @@ import (
 	"math/bits"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // timelineChunk is how much of a .timeindex one read takes: entries are
@@ -18,7 +19,7 @@ const timelineChunk = 64 << 10
 
 // Timeline counts the partition's records per time bucket: [from, to] cut
 // into buckets equal spans (see BucketStart), a record counted in the
-// bucket of its timestamp. Records stamped before from count in the first
+// bucket of its time (the running maximum of the timestamps up to it). Records stamped before from count in the first
 // bucket and after to in the last, so the counts always add up to the
 // records held.
 //
@@ -38,7 +39,11 @@ func (p *Partition) Timeline(from, to int64, buckets int) ([]uint64, error) {
 		to = from
 	}
 	counts := make([]uint64, buckets)
-	add := func(ts int64, n uint64) { counts[bucketOf(from, to, buckets, ts)] += n }
+	clock := int64(math.MinInt64)
+	add := func(ts int64, n uint64) {
+		clock = runningMax(clock, ts) // a record's time (recordtime.go)
+		counts[bucketOf(from, to, buckets, clock)] += n
+	}
 	for i, seg := range p.segs {
 		err := segmentTimeline(seg, i == len(p.segs)-1, add)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -97,7 +102,7 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 		return err
 	}
 	defer f.Close()
-	end, err := validEnd(seg, osFile{f}, active)
+	end, err := segmentEnd(seg, 0, active, false)
 	if err != nil {
 		return err
 	}
@@ -166,30 +171,30 @@ func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
 	return nil
 }
 
-// scanTimeline reads seg's records from its start up to offset until,
-// calling add for each. Should a record not check out before until, the
-// rest are counted at the last timestamp read (they exist: the segment's
-// end was found past them).
+// scanTimeline reads seg's valid records from its start up to offset
+// until, calling add for each: offsets lost to damage are not records.
 func scanTimeline(seg segment, f file, until uint64, add func(ts int64, n uint64)) error {
-	lr := newLogReader(f)
-	pos, next := int64(0), seg.base
-	var last int64
-	for next < until {
-		h, err := lr.check(pos)
-		if err == nil && h.Offset != next {
-			err = format.ErrOffset
-		}
-		if err != nil {
-			if isIOError(err) {
+	sc, err := segfile.NewScanner(segfileSegment(seg, f, nil, 0, false), -1, segfile.Options{})
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	for next := seg.base; next < until; {
+		if !sc.Next() {
+			if err := sc.Err(); err != nil {
 				return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 			}
-			add(last, until-next)
-			return nil
+			if sc.Resume() {
+				continue
+			}
+			break
+		}
+		h := sc.Header()
+		if h.Offset >= until {
+			break
 		}
 		add(h.Timestamp, 1)
-		last = h.Timestamp
-		pos += h.RecordLen()
-		next++
+		next = h.Offset + 1
 	}
 	return nil
 }

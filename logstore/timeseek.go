@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // errDecreasing means a search saw timestamps go backwards.
@@ -45,7 +46,7 @@ func (p *Partition) OffsetAtTime(t int64) (uint64, error) {
 	if it.Next() {
 		return it.Record().Offset, nil
 	}
-	return it.next, it.Err()
+	return it.end(), it.Err()
 }
 
 func (p *Partition) searchTime(t int64) (*Iterator, error) {
@@ -83,18 +84,19 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	// In segment lo: start from the last time-index entry older than t.
 	seg := p.segs[lo]
 	from, seed := seg.base, int64(math.MinInt64)
-	if x, err := openIndex(seg.path(format.TimeIndexExt)); err == nil {
-		i, ok, err := x.floorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
-		var e format.TimeIndexEntry
+	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+		x := segfile.NewIndex(f, size)
+		i, ok, err := x.FloorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
+		var e format.IndexEntry
 		if err == nil && ok {
-			e.Offset, e.Timestamp, err = x.pair(i)
+			e, err = x.Entry(i)
 		}
-		x.Close()
-		if errors.Is(err, errUnsorted) {
+		f.Close()
+		if errors.Is(err, segfile.ErrUnsorted) {
 			return nil, errDecreasing
 		}
 		if err == nil && ok && e.Offset >= seg.base {
-			from, seed = e.Offset, e.Timestamp
+			from, seed = e.Offset, e.Pos
 		}
 	}
 	it, err := p.scanForTime(from, seed, t, true)
@@ -122,7 +124,7 @@ func (p *Partition) scanForTime(from uint64, seed, t int64, strict bool) (*Itera
 	check := strict && seed != math.MinInt64
 	running, last := int64(math.MinInt64), int64(math.MinInt64)
 	for it.Next() {
-		r := it.hdr
+		r := it.sc.Header()
 		switch {
 		case check && (r.Offset != from || r.Timestamp != seed):
 			err = errIndexLied
@@ -137,7 +139,7 @@ func (p *Partition) scanForTime(from uint64, seed, t int64, strict bool) (*Itera
 		last = r.Timestamp
 		running = max(running, r.Timestamp)
 		if running >= t {
-			it.held = true
+			it.hold()
 			return it, nil
 		}
 	}
@@ -149,7 +151,7 @@ func (p *Partition) scanForTime(from uint64, seed, t int64, strict bool) (*Itera
 }
 
 // firstTimestamp is the timestamp of segment i's first record; empty when
-// it has none (or its first record does not check out). Found ones are
+// it has none (or its first record is not valid). Found ones are
 // remembered: a segment's first record never changes.
 func (p *Partition) firstTimestamp(i int) (ts int64, empty bool, err error) {
 	seg := p.segs[i]
@@ -161,17 +163,19 @@ func (p *Partition) firstTimestamp(i int) (ts int64, empty bool, err error) {
 		return 0, false, err
 	}
 	defer f.Close()
-	h, err := newLogReader(osFile{f}).check(0)
-	if err != nil || h.Offset != seg.base {
-		if err != nil && isIOError(err) {
-			return 0, false, err
-		}
-		return 0, true, nil
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, seg.base, false), -1, segfile.Options{})
+	if err != nil {
+		return 0, false, err
 	}
+	defer sc.Close()
+	if !sc.Next() {
+		return 0, true, sc.Err()
+	}
+	ts = sc.Header().Timestamp
 	p.mu.Lock()
-	p.firstTS[seg.base] = h.Timestamp
+	p.firstTS[seg.base] = ts
 	p.mu.Unlock()
-	return h.Timestamp, false, nil
+	return ts, false, nil
 }
 
 func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
@@ -190,21 +194,16 @@ func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
 // and the next. math.MinInt64 when it cannot tell.
 func (p *Partition) lastIndexedTimestamp(i int) int64 {
 	seg := p.segs[i]
-	if x, err := openIndex(seg.path(format.TimeIndexExt)); err == nil {
-		defer x.Close()
-		if x.n > 0 {
-			if _, ts, err := x.pair(x.n - 1); err == nil {
-				return ts
-			}
+	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+		x := segfile.NewIndex(f, size)
+		e, err := x.Entry(x.Len() - 1)
+		f.Close()
+		if x.Len() > 0 && err == nil {
+			return e.Pos
 		}
 	}
-	f, err := openRead(seg.path(format.LogExt))
-	if err != nil {
-		return math.MinInt64
-	}
-	defer f.Close()
-	end, err := findEnd(seg, osFile{f}, false)
-	if err != nil || end.Next == seg.base {
+	end, err := segmentEnd(seg, 0, false, false)
+	if err != nil || end.Empty() {
 		return math.MinInt64
 	}
 	return end.LastTS

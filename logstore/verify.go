@@ -2,10 +2,8 @@ package logstore
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -13,11 +11,13 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // Severity says how much a verify finding matters (CLI.md's exit-code
@@ -60,9 +60,13 @@ const (
 	// incomplete (or zero bytes). A note while a writer holds the
 	// partition, else a problem.
 	FindingIncompleteTail FindingKind = "incomplete-tail"
-	// FindingOverlap: a segment starts below the end of the one before.
-	// Problem.
+	// FindingOverlap: records of a segment whose offsets are below the
+	// end of the one before. Problem.
 	FindingOverlap FindingKind = "overlap"
+	// FindingMisnamed: a segment whose records are valid but whose first
+	// offset is not the one its name gives. Problem ('recover --salvage'
+	// renames it).
+	FindingMisnamed FindingKind = "misnamed-segment"
 	// FindingGap: offsets missing between two segments. Known when
 	// .gaps.json records them, else a problem.
 	FindingGap FindingKind = "gap"
@@ -231,13 +235,13 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 				}
 				j, job := work[w].job, &jobs[work[w].job]
 				if k := work[w].part; k >= 0 {
-					job.parts[k] = verifySegment(job, &job.ranges[k], sh, buf)
+					job.parts[k] = verifySegment(job, &job.ranges[k], job.seg.base, sh, buf)
 					if job.left.Add(-1) > 0 {
 						continue
 					}
 					sh.results[j] = verifyMerge(job, sh, buf)
 				} else {
-					sh.results[j] = verifySegment(job, nil, sh, buf)
+					sh.results[j] = verifySegment(job, nil, job.seg.base, sh, buf)
 				}
 				close(sh.done[j])
 			}
@@ -263,7 +267,7 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 	}
 	var errs []error
 	for ti, t := range targets {
-		pe := verifyPartitionEmitter{p: t.Partition, report: &reports[ti], emit: emit}
+		pe := verifyPartitionEmitter{p: t.Partition, sh: sh, report: &reports[ti], emit: emit}
 		if err := pe.start(); err != nil {
 			return reports, err
 		}
@@ -356,6 +360,8 @@ type verifyResult struct {
 	next                  uint64 // offset after the last valid record (the base when none)
 	damagedEnd            bool   // the segment ends in damage: the offsets after next are unknown
 	firstTS, lastTS       int64  // when records > 0
+	firstOff              uint64 // the first valid record's offset, when records > 0
+	startBroke            bool   // the chain broke at byte 0 over the record's offset: the floor matters
 	routeKeyed            uint64 // keyed records
 	routeWrong            uint64 // ... in another partition than FNV routing gives them
 	routeFirst            Finding
@@ -408,32 +414,27 @@ func (v *verifyFindings) close(partition, path string) {
 	}
 }
 
-// verifyScan checks one segment: its records from the first byte, and its
-// index files in step with the records.
+// verifyScan checks one segment, or a range of it: its records from the
+// first byte, and its index files in step with them, all in one walk
+// through segfile's Scanner and IndexCheck, the rule every command shares.
 type verifyScan struct {
 	job    *verifyJob
 	sh     *verifyShared
 	res    *verifyResult
-	f      *os.File
 	path   string
 	active bool // the end of the active segment is in the scan
 	last   bool // the scan goes to the end of the segment
+	rg     *verifyRange
+	floor  uint64
+	next   uint64 // the offset after the segment's last valid record
 
-	// Where the scan starts and (when not last) ends: see verifyRange.
-	start, end       int64
-	startOff         uint64
-	startEnt, endEnt int64
+	f     *os.File
+	sc    *segfile.Scanner
+	grown bool  // the size was asked again once, for a record being written
+	shown int64 // position up to which progress was counted
+	logF  verifyFindings
 
-	size   int64 // how far the scan goes: the .log's size when opened
-	grown  bool  // size was asked again once, for a record being written
-	buf    []byte
-	bufPos int64
-	lr     *logReader // for resynchronising and for records larger than buf
-	shown  int64      // position up to which progress was counted
-	logF   verifyFindings
-
-	ix, tx       *verifyIndex
-	ixKey, txKey int64 // the pending entries' merge keys (math.MaxInt64: none)
+	ix, tx *verifyIndex
 
 	backwards    uint64 // timestamps going backwards
 	backFirstPos int64
@@ -442,15 +443,14 @@ type verifyScan struct {
 	backPrevTS   int64
 }
 
-// verifySegment checks a segment, or the range rg of it.
-func verifySegment(job *verifyJob, rg *verifyRange, sh *verifyShared, buf []byte) *verifyResult {
+// verifySegment checks a segment, or the range rg of it, offsets below
+// floor being an earlier segment's.
+func verifySegment(job *verifyJob, rg *verifyRange, floor uint64, sh *verifyShared, buf []byte) *verifyResult {
 	res := &verifyResult{next: job.seg.base}
-	s := &verifyScan{job: job, sh: sh, res: res, buf: buf[:0], bufPos: 0, path: job.seg.path(format.LogExt),
-		active: job.active, last: true, start: 0, startOff: job.seg.base, startEnt: 0, end: -1, endEnt: -1}
+	s := &verifyScan{job: job, sh: sh, res: res, path: job.seg.path(format.LogExt), active: job.active, last: true, rg: rg, floor: floor}
 	if rg != nil {
 		s.last = rg.end < 0
 		s.active = job.active && s.last
-		s.start, s.startOff, s.startEnt, s.end, s.endEnt = rg.pos, rg.off, rg.entry, rg.end, rg.endEnt
 		s.shown, res.next = rg.pos, rg.off
 	}
 	s.logF = verifyFindings{list: &res.log, extra: &res.extra}
@@ -459,20 +459,17 @@ func verifySegment(job *verifyJob, rg *verifyRange, sh *verifyShared, buf []byte
 	// entry read.
 	s.ix = s.openIndex(format.IndexExt, false, &res.index)
 	s.tx = s.openIndex(format.TimeIndexExt, true, &res.timeIndex)
-	s.setKeys()
 	defer s.ix.close()
 	defer s.tx.close()
-	err := s.open()
+	err := s.open(buf)
 	if err == nil && s.f != nil {
 		defer s.f.Close()
-		if s.end >= 0 {
-			s.size = min(s.size, s.end)
-		}
+		defer s.sc.Close()
 		if s.active {
 			res.writerPid = WriterPid(job.seg.dir)
 		}
 		err = s.scan()
-		res.bytes = s.size
+		res.bytes = s.sc.Limit()
 	}
 	switch {
 	case res.gone:
@@ -491,9 +488,9 @@ func verifySegment(job *verifyJob, rg *verifyRange, sh *verifyShared, buf []byte
 	return res
 }
 
-// open opens the .log. A segment deleted since the partition was listed
-// (by a retention sweep) is a note, not an error.
-func (s *verifyScan) open() error {
+// open opens the .log for the scan. A segment deleted since the partition
+// was listed (by a retention sweep) is a note, not an error.
+func (s *verifyScan) open(buf []byte) error {
 	f, err := openRead(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.res.gone = true
@@ -504,12 +501,36 @@ func (s *verifyScan) open() error {
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat()
+	seg := segfile.Segment{Path: s.path, Base: s.job.seg.base, Floor: s.floor, Active: s.active, Log: osFile{f}}
+	if s.ix.f != nil {
+		seg.Index = segfile.NewIndex(osFile{s.ix.f}, s.ix.n*format.IndexEntryLen)
+	}
+	limit := int64(-1)
+	if s.rg != nil && s.rg.end >= 0 {
+		limit = s.rg.end
+	}
+	sc, err := segfile.NewScanner(seg, limit, segfile.Options{Chunk: verifyChunk, Buffer: buf})
+	if err == nil {
+		// Where the segment's valid data ends, found from its index: the
+		// index entries past it are stale whatever their order.
+		var end segfile.End
+		if end, err = segfile.FindEnd(seg, false); err == nil {
+			s.next = end.Next
+			if end.Full || end.Tail != nil && end.Tail.Class == segfile.Corrupt {
+				s.next = math.MaxUint64 // offsets past a corrupt end are lost to it, not stale
+			}
+			s.ix.begin(end.Limit)
+			s.tx.begin(end.Limit)
+		}
+	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	s.f, s.size = f, fi.Size()
+	if s.rg != nil {
+		sc.StartAt(s.rg.pos, s.rg.off)
+	}
+	s.f, s.sc = f, sc
 	return nil
 }
 
@@ -518,190 +539,84 @@ func (s *verifyScan) add(f Finding) {
 	s.logF.add(f)
 }
 
-// scan walks the records from byte 0 to the end. A record that fails is
-// reported and the scan goes on at the next valid record after it (SPEC
-// §2: then it was corrupt), or, with none, the failure is the segment's
-// tail.
+// scan walks the records to the end of the data. Each break in the chain
+// is reported, and the walk goes on where valid data resumes; with none,
+// the break is the segment's tail.
 func (s *verifyScan) scan() error {
-	pos, next := s.start, s.startOff
-	for pos < s.size {
-		if pos, next = s.fast(pos, next); pos >= s.size {
-			break
-		}
-		h, b, err := s.record(pos)
-		if err == nil && h.Offset != next {
-			err = format.ErrOffset
-			if h.Offset > next {
-				h, b, err = s.skipped(pos, next, h)
+	sc, r := s.sc, s.res
+	route := s.job.count > 1
+	ixKey, txKey := s.ix.key(), s.tx.key()
+	for {
+		for sc.Next() {
+			h := sc.Header()
+			pos, end := sc.RecordPos(), sc.Pos()
+			if r.records == 0 {
+				r.firstTS, r.firstOff = h.Timestamp, h.Offset
+			} else if h.Timestamp < r.lastTS {
+				s.goesBack(pos, h, r.lastTS)
+			}
+			r.records++
+			r.lastTS = h.Timestamp
+			if uint64(end) > ixKey {
+				s.ix.c.OnRecord(pos, end, h.Offset, h.Timestamp)
+				ixKey = s.ix.key()
+			}
+			if h.Offset >= txKey && s.tx.c != nil {
+				s.tx.c.OnRecord(pos, end, h.Offset, h.Timestamp)
+				txKey = s.tx.key()
+			} else if s.tx.c != nil {
+				s.tx.c.OnTimestamp(h.Timestamp)
+			}
+			if route && h.KeyLen > 0 {
+				s.route(pos, h, sc.Bytes())
+			}
+			if end-s.shown >= verifyChunk {
+				if s.sh.stop.Load() {
+					return errVerifyStopped
+				}
+				s.countProgress(end)
 			}
 		}
-		if err == nil {
-			s.valid(pos, h, b)
-			pos += h.RecordLen()
-			next = h.Offset + 1
-			s.res.next = next
-			continue
-		}
-		if isIOError(err) {
+		r.next = sc.NextOffset()
+		if err := sc.Err(); err != nil {
 			return err
 		}
-		if errors.Is(err, format.ErrShort) && s.active && !s.grown {
+		d := sc.Damage()
+		if d == nil {
+			break
+		}
+		if d.Class == segfile.Incomplete && errors.Is(d.Reason, format.ErrShort) && !s.grown && s.rg == nil {
 			// A live writer may have finished this record since the size
 			// was taken: ask once more, so as not to chase it forever.
 			s.grown = true
-			fi, serr := s.f.Stat()
-			if serr != nil {
-				return serr
-			}
-			if fi.Size() > s.size {
-				s.size = fi.Size()
+			if grew, err := sc.Grow(); err != nil {
+				return err
+			} else if grew {
 				continue
 			}
 		}
-		at, off, ok, rerr := validRecordAfter(s.job.seg, s.logReader(), pos, next, s.size)
-		if rerr != nil {
-			return rerr
+		if d.Pos == 0 && d.Sound {
+			r.startBroke = true
 		}
-		if !ok {
-			return s.tail(pos, next, h, b, err)
+		s.damage(d)
+		s.ix.onDamage(d)
+		s.tx.onDamage(d)
+		ixKey, txKey = s.ix.key(), s.tx.key()
+		if !sc.Resume() {
+			r.damagedEnd = d.Class == segfile.Corrupt
+			break
 		}
-		s.damage(pos, next, at, off, h, b, err)
-		pos, next = at, off
 	}
-	s.countProgress(s.size)
+	s.countProgress(sc.Limit())
 	return nil
 }
 
-// fast is the scan's fast path: whole records in the buffer that check
-// out, one after another, with what valid does for each done inline. It
-// returns where it stopped, for the slow path to look at.
-func (s *verifyScan) fast(pos int64, next uint64) (int64, uint64) {
-	i := pos - s.bufPos
-	if i < 0 {
-		return pos, next
-	}
-	r := s.res
-	buf := s.buf
-	records, lastTS := r.records, r.lastTS
-	ixKey, txKey := s.ixKey, s.txKey
-	route := s.job.count > 1
-	var h format.Header
-	for i+format.HeaderLen <= int64(len(buf)) {
-		err := h.Decode(buf[i:])
-		n := h.RecordLen()
-		if err != nil || h.Offset != next || i+n > int64(len(buf)) {
-			break
-		}
-		b := buf[i : i+n]
-		if h.Verify(b) != nil {
-			break
-		}
-		if records == 0 {
-			r.firstTS = h.Timestamp
-		} else if h.Timestamp < lastTS {
-			s.goesBack(pos, h, lastTS)
-		}
-		records++
-		lastTS = h.Timestamp
-		end := pos + n
-		if end > ixKey {
-			ixKey = s.ix.record(pos, end, h, ixKey)
-		}
-		if k := int64(min(h.Offset, math.MaxInt64)); k >= txKey {
-			txKey = s.tx.record(pos, end, h, txKey)
-		}
-		if route && h.KeyLen > 0 {
-			s.route(pos, h, b)
-		}
-		pos, i = end, i+n
-		next++
-	}
-	r.records, r.lastTS, r.next = records, lastTS, next
-	s.ixKey, s.txKey = ixKey, txKey
-	return pos, next
-}
-
 // goesBack notes a record older than the one before it.
-func (s *verifyScan) goesBack(pos int64, h format.Header, prevTS int64) {
+func (s *verifyScan) goesBack(pos int64, h *format.Header, prevTS int64) {
 	if s.backwards == 0 {
 		s.backFirstPos, s.backFirstOff, s.backFirstTS, s.backPrevTS = pos, h.Offset, h.Timestamp, prevTS
 	}
 	s.backwards++
-}
-
-// skipped decides about a sound record at pos whose offset h.Offset is
-// above the next one expected. When the record after it follows on from
-// it, offsets were skipped inside the segment: that is reported, and the
-// record taken as the next one (returned, re-read). Otherwise its offset
-// field is what is damaged: ErrOffset.
-func (s *verifyScan) skipped(pos int64, next uint64, h format.Header) (format.Header, []byte, error) {
-	h2, _, err := s.record(pos + h.RecordLen())
-	if err != nil && isIOError(err) {
-		return h, nil, err
-	}
-	if err != nil || h2.Offset != h.Offset+1 {
-		return h, nil, format.ErrOffset
-	}
-	s.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: pos, Offset: int64(next), Cause: format.ErrOffset,
-		Reason: s.describe(pos, next, h, nil, format.ErrOffset) + fmt.Sprintf(": offsets %d..%d are missing inside the segment", next, h.Offset-1)})
-	s.txSkip(h.Offset)
-	return s.record(pos)
-}
-
-// record checks the record at pos as logReader.record does, through the
-// scan's own larger buffer, bounded by the size the scan goes to. On
-// ErrCRC the record's bytes are returned too.
-func (s *verifyScan) record(pos int64) (format.Header, []byte, error) {
-	i := pos - s.bufPos
-	if i < 0 || i+format.HeaderLen > int64(len(s.buf)) {
-		if err := s.fill(pos); err != nil {
-			return format.Header{}, nil, err
-		}
-		if i = 0; len(s.buf) < format.HeaderLen {
-			return format.Header{}, nil, format.ErrShort
-		}
-	}
-	h, err := format.ParseHeader(s.buf[i:])
-	if err != nil {
-		return h, nil, err
-	}
-	n := h.RecordLen()
-	if pos+n > s.size {
-		return h, nil, format.ErrShort
-	}
-	if i+n > int64(len(s.buf)) {
-		if n > int64(cap(s.buf)) {
-			_, err := s.logReader().check(pos)
-			return h, nil, err
-		}
-		if err := s.fill(pos); err != nil {
-			return h, nil, err
-		}
-		if i = 0; n > int64(len(s.buf)) {
-			return h, nil, format.ErrShort // the file shrank
-		}
-	}
-	b := s.buf[i : i+n]
-	return h, b, h.Verify(b)
-}
-
-// fill reads the buffer full from pos, up to the scan's size.
-func (s *verifyScan) fill(pos int64) error {
-	if s.sh.stop.Load() {
-		return errVerifyStopped
-	}
-	s.countProgress(pos)
-	n := max(min(int64(cap(s.buf)), s.size-pos), 0)
-	b := s.buf[:n]
-	m, err := s.f.ReadAt(b, pos)
-	if int64(m) < n {
-		if err != nil && !errors.Is(err, io.EOF) {
-			return err
-		}
-		s.size = pos + int64(m) // truncated under us: it ends here now
-	}
-	s.buf, s.bufPos = b[:m], pos
-	return nil
 }
 
 func (s *verifyScan) countProgress(pos int64) {
@@ -711,50 +626,12 @@ func (s *verifyScan) countProgress(pos int64) {
 	}
 }
 
-func (s *verifyScan) logReader() *logReader {
-	if s.lr == nil {
-		s.lr = newLogReader(osFile{s.f})
-	}
-	return s.lr
-}
-
-// valid takes in a valid record: counts, timestamps, the indexes' entries
-// for it, the key's routing.
-func (s *verifyScan) valid(pos int64, h format.Header, b []byte) {
-	r := s.res
-	end := pos + h.RecordLen()
-	if r.records == 0 {
-		r.firstTS = h.Timestamp
-	} else if h.Timestamp < r.lastTS {
-		s.goesBack(pos, h, r.lastTS)
-	}
-	r.records++
-	r.lastTS = h.Timestamp
-	if end > s.ixKey {
-		s.ixKey = s.ix.record(pos, end, h, s.ixKey)
-	}
-	if k := int64(min(h.Offset, math.MaxInt64)); k >= s.txKey {
-		s.txKey = s.tx.record(pos, end, h, s.txKey)
-	}
-	if s.job.count > 1 && h.KeyLen > 0 {
-		s.route(pos, h, b)
-	}
-}
-
 // route checks the record's key against FNV-1a routing.
-func (s *verifyScan) route(pos int64, h format.Header, b []byte) {
-	var key []byte
-	if b != nil {
-		key = b[format.HeaderLen : format.HeaderLen+int64(h.KeyLen)]
-	} else if h.KeyLen <= 64<<10 {
-		k, err := s.logReader().window(pos+format.HeaderLen, int64(h.KeyLen))
-		if err != nil {
-			return
-		}
-		key = k
-	} else {
-		return
+func (s *verifyScan) route(pos int64, h *format.Header, b []byte) {
+	if b == nil || h.KeyLen > 64<<10 {
+		return // a record too large for one read: its key is not at hand
 	}
+	key := b[format.HeaderLen : format.HeaderLen+int64(h.KeyLen)]
 	r := s.res
 	r.routeKeyed++
 	want := KeyPartition(key, s.job.count)
@@ -770,120 +647,48 @@ func (s *verifyScan) route(pos int64, h format.Header, b []byte) {
 	r.routeWrong++
 }
 
-// damage reports the record at pos that failed with err when a valid
-// record follows at (at, off): corrupt, wherever it is.
-func (s *verifyScan) damage(pos int64, next uint64, at int64, off uint64, h format.Header, b []byte, err error) {
-	reason := s.describe(pos, next, h, b, err) + fmt.Sprintf("; valid records resume at byte %d with offset %d", at, off)
-	if off > next {
-		reason += fmt.Sprintf(" (offsets %d..%d lost)", next, off-1)
-	}
-	s.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: pos, Offset: int64(next), Reason: reason, Cause: err})
-	s.ixSkip(at)
-	s.txSkip(off)
-}
-
-// tail reports the record at pos that failed with err when no valid
-// record follows it: an incomplete tail in the active segment, damage in
-// a closed one (SPEC §2).
-func (s *verifyScan) tail(pos int64, next uint64, h format.Header, b []byte, err error) error {
-	// Described first: b is in the buffer allZero reads into.
-	what := s.describe(pos, next, h, b, err)
-	n := s.size - pos
-	zero, zerr := s.allZero(pos, s.size)
-	s.countProgress(s.size)
-	if zerr != nil {
-		return zerr
-	}
-	if zero {
-		what = fmt.Sprintf("%d zero bytes", n)
-	}
-	if !s.active {
-		s.res.damagedEnd = true
-		s.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: pos, Offset: int64(next), Cause: err,
-			Reason: fmt.Sprintf("%s; no valid record follows: the last %d bytes of this closed segment are unreadable", what, n)})
-		s.ixSkip(s.size)
-		s.tx.skipRest()
-		s.txKey = s.tx.key()
-		return nil
-	}
-	// Like the writer (scanToEnd), whatever fails with nothing valid after
-	// it ends the active segment's data. But only a record running past
-	// the end of the file, or zeros, can be one a live writer is writing:
-	// a reader sees a write's bytes in order.
-	f := Finding{Kind: FindingIncompleteTail, Pos: pos, Offset: int64(next), Cause: err}
-	if pid := s.res.writerPid; pid != 0 && (zero || errors.Is(err, format.ErrShort)) {
-		f.Severity = SeverityNote
-		f.Reason = fmt.Sprintf("incomplete record at the end of the active segment (%d bytes: %s): the writer (pid %d) holding the partition is writing it", n, what, pid)
-	} else {
-		f.Severity = SeverityProblem
-		f.Reason = fmt.Sprintf("incomplete tail: %d bytes after the last valid record (%s) and no writer holds the partition: torn by a crash; 'seglog recover' cuts it", n, what)
-		if pid := s.res.writerPid; pid != 0 {
-			f.Reason = fmt.Sprintf("damaged tail: %d bytes after the last valid record (%s), which the writer (pid %d) holding the partition cannot be writing: a complete record that does not check out", n, what, pid)
+// damage reports a break in the chain.
+func (s *verifyScan) damage(d *segfile.Damage) {
+	what := d.Explain()
+	if errors.Is(d.Reason, format.ErrCRC) && d.HeaderOK {
+		if crc, ok, err := s.sc.ComputedCRC(d); err == nil && ok {
+			what = strings.Replace(what, fmt.Sprintf("(stored 0x%08x)", d.Header.CRC), fmt.Sprintf("(stored 0x%08x, computed 0x%08x)", d.Header.CRC, crc), 1)
 		}
+	}
+	f := Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: d.Pos, Offset: int64(d.Offset), Cause: d.Reason, Reason: what}
+	switch {
+	case errors.Is(d.Reason, segfile.ErrOverlap):
+		f.Kind = FindingOverlap
+	case d.Pos == 0 && errors.Is(d.Reason, format.ErrOffset) && d.Resumed && d.End == 0:
+		f.Kind = FindingMisnamed
+	}
+	if d.Class == segfile.Incomplete {
+		f.Kind = FindingIncompleteTail
+		n := d.End - d.Pos
+		// Only a record running past the end of the file, or zeros, can be
+		// one a live writer is writing: a reader sees a write's bytes in
+		// order.
+		switch pid := s.res.writerPid; {
+		case pid != 0 && (d.Zeros || errors.Is(d.Reason, format.ErrShort)):
+			f.Severity = SeverityNote
+			f.Reason = fmt.Sprintf("incomplete record at the end of the active segment (%d bytes: %s): the writer (pid %d) holding the partition is writing it", n, what, pid)
+		case pid != 0:
+			f.Reason = fmt.Sprintf("damaged tail: %d bytes after the last valid record (%s), which the writer (pid %d) holding the partition cannot be writing: a complete record that does not check out", n, what, pid)
+		default:
+			f.Reason = fmt.Sprintf("incomplete tail: %d bytes after the last valid record (%s) and no writer holds the partition: torn by a crash; 'seglog recover' cuts it", n, what)
+		}
+	}
+	if errors.Is(d.Reason, segfile.ErrOverlap) {
+		f.Offset = int64(d.Header.Offset)
 	}
 	s.add(f)
-	s.ix.onTail(s.size)
-	s.ixKey = s.ix.key()
-	s.tx.onTailOffsets(next)
-	s.txKey = s.tx.key()
-	return nil
-}
-
-func (s *verifyScan) ixSkip(to int64) {
-	s.ix.skip(to)
-	s.ixKey = s.ix.key()
-}
-
-func (s *verifyScan) txSkip(off uint64) {
-	s.tx.skip(int64(min(off, math.MaxInt64)))
-	s.txKey = s.tx.key()
-}
-
-// describe says why the record at pos failed.
-func (s *verifyScan) describe(pos int64, next uint64, h format.Header, b []byte, err error) string {
-	switch {
-	case errors.Is(err, format.ErrCRC):
-		if b != nil {
-			return fmt.Sprintf("crc mismatch (stored 0x%08x, computed 0x%08x)", h.CRC, format.Checksum(h.Timestamp, b[format.HeaderLen:], nil))
-		}
-		return fmt.Sprintf("crc mismatch (stored 0x%08x)", h.CRC)
-	case errors.Is(err, format.ErrKeyLen):
-		return fmt.Sprintf("keylen %d larger than size %d", h.KeyLen, h.Size)
-	case errors.Is(err, format.ErrOffset):
-		if pos == 0 {
-			return fmt.Sprintf("the first record has offset %d, but the segment's base offset is %d", h.Offset, next)
-		}
-		return fmt.Sprintf("offset %d where %d was expected", h.Offset, next)
-	case errors.Is(err, format.ErrShort):
-		if left := s.size - pos; left < format.HeaderLen {
-			return fmt.Sprintf("only %d bytes, less than a record header", left)
-		}
-		return fmt.Sprintf("a record of %d bytes runs past the end of the file (%d bytes left)", h.RecordLen(), s.size-pos)
-	}
-	return err.Error()
-}
-
-// allZero reports whether the file's bytes [from, to) are all zero.
-func (s *verifyScan) allZero(from, to int64) (bool, error) {
-	for pos := from; pos < to; pos += int64(len(s.buf)) {
-		if err := s.fill(pos); err != nil {
-			return false, err
-		}
-		if len(s.buf) == 0 {
-			return true, nil
-		}
-		if !format.IsZero(s.buf[:min(int64(len(s.buf)), to-pos)]) {
-			return false, nil
-		}
-	}
-	return true, nil
 }
 
 // finishIndexes deals with the entries left after the scan, and the notes
 // on the indexes as a whole.
 func (s *verifyScan) finishIndexes() {
-	s.ix.finish(s.size, s.res.next, s.res.damagedEnd)
-	s.tx.finish(s.size, s.res.next, s.res.damagedEnd)
+	s.ix.finish()
+	s.tx.finish()
 	// With a live writer, an index lagging behind the log is normal. Only
 	// a scan to the segment's end knows how many entries it needs.
 	if s.last && !(s.active && s.res.writerPid != 0) {
@@ -897,15 +702,26 @@ func (s *verifyScan) finishIndexes() {
 	}
 }
 
-// openIndex opens an index file of the segment for the merge with the
+// verifyIndex is one index file's check against the scan, and the
+// findings it makes.
+type verifyIndex struct {
+	s        *verifyScan
+	path     string
+	time     bool
+	missing  bool
+	f        *os.File
+	n        int64 // whole entries
+	c        *segfile.IndexCheck
+	findings verifyFindings
+	problems int
+}
+
+// openIndex opens an index file of the segment for its check with the
 // scan. A missing file is a note; one that cannot be read is an I/O error
 // of the check, which goes on without it.
 func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIndex {
-	x := &verifyIndex{s: s, path: s.job.seg.path(ext), time: time, floor: -1, read: s.startEnt}
+	x := &verifyIndex{s: s, path: s.job.seg.path(ext), time: time}
 	x.findings = verifyFindings{list: list, extra: &s.res.extra}
-	if time {
-		x.floor = int64(min(s.startOff, math.MaxInt64))
-	}
 	f, err := openRead(x.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		x.missing = true
@@ -917,67 +733,38 @@ func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIn
 		x.ioErr(err)
 		return x
 	}
-	x.f = f
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		x.ioErr(err)
 		return x
 	}
-	x.n = fi.Size() / format.IndexEntryLen
-	if x.stop = x.n; s.endEnt >= 0 {
-		x.stop = min(x.n, s.endEnt)
-	}
+	x.f, x.n = f, fi.Size()/format.IndexEntryLen
 	if part := fi.Size() % format.IndexEntryLen; part != 0 && s.last {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexPartial, Pos: x.n * format.IndexEntryLen, Offset: -1,
 			Reason: fmt.Sprintf("the file ends in a partial entry (%d of %d bytes), which is ignored", part, format.IndexEntryLen)})
 	}
-	x.advanceOrStop()
 	return x
 }
 
-func (s *verifyScan) setKeys() {
-	s.ixKey, s.txKey = s.ix.key(), s.tx.key()
-}
-
-// verifyIndex checks a .index or .timeindex against the records the scan
-// meets, merging both sequences: entries in order are checked when the
-// scan reaches their position (.index) or offset (.timeindex). Entries
-// out of order are reported as such and not checked further.
-type verifyIndex struct {
-	s        *verifyScan
-	path     string
-	time     bool // a .timeindex: offset -> timestamp, merged by offset
-	missing  bool
-	failed   bool // an I/O error ended its check
-	f        *os.File
-	n        int64 // whole entries
-	stop     int64 // entries from this one on are another range's
-	buf      []byte
-	bufFirst int64 // entry number of buf's first entry
-	read     int64 // entries taken so far
-	findings verifyFindings
-	problems int
-
-	// The pending entry: in order, waiting for the scan to reach its key.
-	pend bool
-	pi   int64
-	po   uint64
-	pv   int64 // position or timestamp
-	pk   int64 // merge key: position (.index) or offset (.timeindex)
-
-	// The entry after the last one taken, when already read (for the
-	// order check).
-	ahead bool
-	ao    uint64
-	av    int64
-
-	prevBad bool  // the entry just taken was the second of an out-of-order pair
-	floor   int64 // keys below this have been passed by the scan
-
+// begin starts the index's check, once the .log's size is known.
+func (x *verifyIndex) begin(logSize int64) {
+	if x.f == nil {
+		return
+	}
+	first, stop := int64(0), int64(-1)
+	if rg := x.s.rg; rg != nil {
+		first, stop = rg.entry, rg.endEnt
+	}
+	kind := segfile.OffsetIndex
+	if x.time {
+		kind = segfile.TimeIndex
+	}
+	x.c = segfile.NewIndexCheck(kind, osFile{x.f}, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
 }
 
 func (x *verifyIndex) close() {
-	if x != nil && x.f != nil {
+	if x.f != nil {
 		x.f.Close()
 	}
 }
@@ -990,11 +777,35 @@ func (x *verifyIndex) add(f Finding) {
 	x.findings.add(f)
 }
 
-func (x *verifyIndex) plural() string {
-	if x.time {
-		return "time index entries"
+// key is the pending entry's, math.MaxUint64 when none is left.
+func (x *verifyIndex) key() uint64 {
+	if x.c == nil {
+		return math.MaxUint64
 	}
-	return "index entries"
+	return x.c.Key()
+}
+
+func (x *verifyIndex) onDamage(d *segfile.Damage) {
+	if x.c != nil {
+		x.c.OnDamage(d)
+	}
+}
+
+func (x *verifyIndex) finish() {
+	if x.c == nil {
+		return
+	}
+	if err := x.c.Finish(); err != nil {
+		x.ioErr(err)
+	}
+}
+
+// ioErr ends the index's check (the log's goes on) and makes the
+// segment's check incomplete.
+func (x *verifyIndex) ioErr(err error) {
+	if x.s.res.err == nil {
+		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, pathErrCause(err, x.path))
+	}
 }
 
 func (x *verifyIndex) name() string {
@@ -1004,290 +815,67 @@ func (x *verifyIndex) name() string {
 	return "index entry"
 }
 
-// key is the pending entry's merge key, math.MaxInt64 when none is left.
-func (x *verifyIndex) key() int64 {
-	if x == nil || !x.pend {
-		return math.MaxInt64
-	}
-	return x.pk
-}
-
-// entry reads entry i, a block at a time.
-func (x *verifyIndex) entry(i int64) (uint64, int64, error) {
-	if j := (i - x.bufFirst) * format.IndexEntryLen; j >= 0 && j < int64(len(x.buf)) {
-		// Both kinds are an offset, then 8 bytes: a position or a timestamp.
-		e, err := format.ParseIndexEntry(x.buf[j:])
-		return e.Offset, e.Pos, err
-	}
-	return x.refill(i)
-}
-
-func (x *verifyIndex) refill(i int64) (uint64, int64, error) {
-	{
-		n := min(verifyIndexBlock, x.n-i)
-		if cap(x.buf) < verifyIndexBlock*format.IndexEntryLen {
-			x.buf = make([]byte, 0, verifyIndexBlock*format.IndexEntryLen)
-		}
-		b := x.buf[:n*format.IndexEntryLen]
-		m, err := x.f.ReadAt(b, i*format.IndexEntryLen)
-		if m < len(b) {
-			if err == nil || errors.Is(err, io.EOF) {
-				err = fmt.Errorf("%s shrank while being checked", x.path)
-			}
-			return 0, 0, err
-		}
-		x.buf, x.bufFirst = b, i
-	}
-	return x.entry(i)
-}
-
-func (x *verifyIndex) keyOf(o uint64, v int64) int64 {
+func (x *verifyIndex) kindName() string {
 	if x.time {
-		return int64(min(o, math.MaxInt64))
+		return "time index"
 	}
-	if v < 0 {
-		return math.MaxInt64 // past any end
-	}
-	return v
+	return "index"
 }
 
-// inOrder: b may follow a (both offsets, and positions in an .index, rise).
-func (x *verifyIndex) inOrder(ao uint64, av int64, bo uint64, bv int64) bool {
-	return bo > ao && (x.time || uint64(bv) > uint64(av))
-}
-
-// advance takes the next entry that is in order as the pending one,
-// reporting out-of-order pairs of neighbours on the way.
-func (x *verifyIndex) advance() error {
-	x.pend = false
-	for x.f != nil && x.read < x.stop {
-		i := x.read
-		o, v := x.ao, x.av
-		if !x.ahead {
-			var err error
-			if o, v, err = x.entry(i); err != nil {
-				return err
-			}
-		}
-		x.ahead = false
-		x.read++
-		bad := x.prevBad
-		x.prevBad = false
-		if i+1 < x.n {
-			no, nv, err := x.entry(i + 1)
-			if err != nil {
-				return err
-			}
-			x.ao, x.av, x.ahead = no, nv, true
-			if !x.inOrder(o, v, no, nv) {
-				x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexOrder, Pos: i * format.IndexEntryLen, Offset: int64(o),
-					Reason: fmt.Sprintf("%s %d and %d are out of order: %s, then %s", x.plural(), i, i+1, x.show(o, v), x.show(no, nv))})
-				bad, x.prevBad = true, true
-			}
-		}
-		if bad {
-			continue
-		}
-		x.pend, x.pi, x.po, x.pv, x.pk = true, i, o, v, x.keyOf(o, v)
-		if x.pk < x.floor {
-			x.behind()
-			continue
-		}
+// judged turns an entry's verdict into a finding. Entries naming damaged
+// records are left to the finding on the damage.
+func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
+	f := Finding{Severity: SeverityProblem, Pos: e.Entry * format.IndexEntryLen, Offset: int64(e.Offset)}
+	what := fmt.Sprintf("%s %d", x.name(), e.Entry)
+	switch e.Verdict {
+	case segfile.VerdictOK, segfile.VerdictBackwards, segfile.VerdictCorruptRecord, segfile.VerdictUnchecked:
 		return nil
+	case segfile.VerdictPastEnd:
+		f.Severity, f.Kind = SeverityNote, FindingIndexStale
+		switch {
+		case x.time:
+			f.Reason = fmt.Sprintf("%s is for offset %d, past the segment's last valid record (next offset %d): stale after a power loss or in the incomplete tail; 'seglog recover' rebuilds the index",
+				what, e.Offset, x.s.next)
+		case e.RecordPos >= 0:
+			f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, into the incomplete tail", what, e.Offset, e.Value)
+		default:
+			f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, past the end of the log (%d bytes): stale after a power loss; 'seglog recover' rebuilds the index",
+				what, e.Offset, uint64(e.Value), x.s.sc.Limit())
+		}
+	case segfile.VerdictWrongPosition:
+		f.Kind = FindingIndexMismatch
+		f.Reason = fmt.Sprintf("%s says offset %d is at byte %d, but the record there has offset %d", what, e.Offset, e.Value, e.FoundOffset)
+	case segfile.VerdictWrongTimestamp:
+		f.Kind = FindingIndexMismatch
+		f.Reason = fmt.Sprintf("%s says offset %d has timestamp %d, but the record's is %d", what, e.Offset, e.Value, e.FoundTimestamp)
+	case segfile.VerdictNoSuchOffset:
+		f.Kind = FindingIndexMismatch
+		f.Reason = fmt.Sprintf("%s is for offset %d, below the segment's base offset %d", what, e.Offset, e.Prev)
+	case segfile.VerdictNoRecord:
+		f.Kind = FindingIndexNoRecord
+		f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, inside the record at byte %d (offset %d): no record starts there",
+			what, e.Offset, e.Value, e.RecordPos, e.FoundOffset)
+	case segfile.VerdictOutOfOrder:
+		f.Kind = FindingIndexOrder
+		f.Reason = fmt.Sprintf("%s (%s) is out of order: not after the entry before it in order (offset %d), or after the one after it", what, x.show(e), e.Prev)
 	}
+	x.add(f)
 	return nil
 }
 
-// record checks the entries the valid record h at [pos, end) reaches
-// (key is the pending entry's, which it reaches) and returns the new
-// pending key.
-func (x *verifyIndex) record(pos, end int64, h format.Header, key int64) int64 {
+func (x *verifyIndex) show(e segfile.EntryVerdict) string {
 	if x.time {
-		if key == int64(min(h.Offset, math.MaxInt64)) && x.pv == h.Timestamp && x.step(key+1) {
-			return x.pk
-		}
-	} else if key == pos && x.po == h.Offset && x.step(end) {
-		return x.pk
+		return fmt.Sprintf("offset %d with timestamp %d", e.Offset, e.Value)
 	}
-	x.onRecord(pos, end, h.Offset, h.Timestamp)
-	return x.key()
-}
-
-// step is advance for the common case, made cheap: the pending entry
-// checked out, and the next one is in order with its neighbours, in the
-// buffer, and for a key at or after end (where the scan goes next). It
-// reports whether it took the next entry; if not, nothing changed.
-func (x *verifyIndex) step(end int64) bool {
-	j := (x.read + 1 - x.bufFirst) * format.IndexEntryLen
-	if !x.ahead || x.prevBad || x.read >= x.stop || j < 0 || j+format.IndexEntryLen > int64(len(x.buf)) {
-		return false
-	}
-	o, v := x.ao, x.av
-	no, nv := binary.BigEndian.Uint64(x.buf[j:]), int64(binary.BigEndian.Uint64(x.buf[j+8:]))
-	k := x.keyOf(o, v)
-	if !x.inOrder(o, v, no, nv) || k < end {
-		return false
-	}
-	x.pi, x.po, x.pv, x.pk = x.read, o, v, k
-	x.ao, x.av = no, nv
-	x.read++
-	x.floor = end
-	return true
-}
-
-// show describes an entry's contents.
-func (x *verifyIndex) show(o uint64, v int64) string {
-	if x.time {
-		return fmt.Sprintf("offset %d with timestamp %d", o, v)
-	}
-	return fmt.Sprintf("offset %d at byte %d", o, uint64(v))
-}
-
-// behind reports the pending entry, in order with its neighbours but
-// behind an earlier one.
-func (x *verifyIndex) behind() {
-	if x.time && x.po < x.s.job.seg.base {
-		x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexMismatch, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-			Reason: fmt.Sprintf("%s %d is for offset %d, below the segment's base offset %d", x.name(), x.pi, x.po, x.s.job.seg.base)})
-		return
-	}
-	x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexOrder, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-		Reason: fmt.Sprintf("%s %d (%s) is out of order: an earlier entry is for a later record", x.name(), x.pi, x.show(x.po, x.pv))})
-}
-
-// onRecord checks the pending entries a valid record at [pos, end) with
-// offset off and timestamp ts reaches.
-func (x *verifyIndex) onRecord(pos, end int64, off uint64, ts int64) {
-	if x.time {
-		k := int64(min(off, math.MaxInt64))
-		for x.pend && x.pk <= k {
-			if x.pk == k && x.pv != ts {
-				x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexMismatch, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-					Reason: fmt.Sprintf("%s %d says offset %d has timestamp %d, but the record's is %d", x.name(), x.pi, x.po, x.pv, ts)})
-			} else if x.pk < k {
-				x.behind()
-			}
-			x.floor = k
-			x.advanceOrStop()
-		}
-		x.floor = k + 1
-		return
-	}
-	for x.pend && x.pk < end {
-		switch {
-		case x.pk == pos:
-			if x.po != off {
-				x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexMismatch, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-					Reason: fmt.Sprintf("%s %d says offset %d is at byte %d, but the record there has offset %d", x.name(), x.pi, x.po, x.pv, off)})
-			}
-		case x.pk > pos:
-			x.add(Finding{Severity: SeverityProblem, Kind: FindingIndexNoRecord, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-				Reason: fmt.Sprintf("%s %d (offset %d) points at byte %d, inside the record at byte %d (offset %d): no record starts there",
-					x.name(), x.pi, x.po, x.pv, pos, off)})
-		default:
-			x.behind()
-		}
-		x.floor = pos
-		x.advanceOrStop()
-	}
-	x.floor = end
-}
-
-// advanceOrStop advances; an I/O error reading the index ends its check
-// (the log's check goes on) and makes the segment's check incomplete.
-func (x *verifyIndex) advanceOrStop() {
-	if err := x.advance(); err != nil {
-		x.ioErr(err)
-	}
-}
-
-func (x *verifyIndex) ioErr(err error) {
-	x.pend, x.failed = false, true
-	if x.f != nil {
-		x.f.Close()
-		x.f = nil
-	}
-	if x.s.res.err == nil {
-		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, pathErrCause(err, x.path))
-	}
-}
-
-// skip passes over entries with keys below to without checking them: they
-// point into damage the log's finding already reports.
-func (x *verifyIndex) skip(to int64) {
-	for x.pend && x.pk < to {
-		if x.pk < x.floor {
-			x.behind()
-		}
-		x.advanceOrStop()
-	}
-	x.floor = max(x.floor, to)
-}
-
-// skipRest passes over every entry left: the segment ends in damage, and
-// the offsets they are for are lost to it.
-func (x *verifyIndex) skipRest() {
-	x.skip(math.MaxInt64)
-}
-
-// onTail notes .index entries pointing into an incomplete tail, up to size.
-func (x *verifyIndex) onTail(size int64) {
-	for x.pend && x.pk < size {
-		if x.pk < x.floor {
-			x.behind()
-		} else {
-			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexStale, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-				Reason: fmt.Sprintf("%s %d (offset %d) points at byte %d, into the incomplete tail", x.name(), x.pi, x.po, x.pv)})
-		}
-		x.advanceOrStop()
-	}
-	x.floor = max(x.floor, size)
-}
-
-// onTailOffsets notes .timeindex entries for offsets in or after an
-// incomplete tail: records not there (yet).
-func (x *verifyIndex) onTailOffsets(next uint64) {
-	k := int64(min(next, math.MaxInt64))
-	for x.pend {
-		if x.pk < x.floor || x.pk < k {
-			x.behind()
-		} else {
-			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexStale, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-				Reason: fmt.Sprintf("%s %d is for offset %d, in the incomplete tail or after it (the last valid record is %d)", x.name(), x.pi, x.po, int64(next)-1)})
-		}
-		x.advanceOrStop()
-	}
-}
-
-// finish deals with the entries the scan never reached: past the end of
-// the log (.index) or of its records (.timeindex), they are stale.
-func (x *verifyIndex) finish(size int64, next uint64, damagedEnd bool) {
-	if x == nil {
-		return
-	}
-	for x.pend {
-		switch {
-		case x.pk < x.floor:
-			x.behind()
-		case x.time && damagedEnd:
-			// for offsets lost to the damage at the end: nothing to say
-		case x.time:
-			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexStale, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-				Reason: fmt.Sprintf("%s %d is for offset %d, past the segment's last record (next offset %d); 'seglog recover' rebuilds the index", x.name(), x.pi, x.po, next)})
-		default:
-			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexStale, Pos: x.pi * format.IndexEntryLen, Offset: int64(x.po),
-				Reason: fmt.Sprintf("%s %d (offset %d) points at byte %d, past the end of the log (%d bytes): stale after a power loss; 'seglog recover' rebuilds the index", x.name(), x.pi, x.po, uint64(x.pv), size)})
-		}
-		x.advanceOrStop()
-	}
+	return fmt.Sprintf("offset %d at byte %d", e.Offset, uint64(e.Value))
 }
 
 // short notes an index with fewer entries than the segment's records
-// need (SPEC §3: an entry for every Nth record, the first always), when
-// the index has no worse trouble. The interval is inferred from the first
-// two entries: foreign data's is unknown.
+// need (an entry for every Nth record, the first always), when the index
+// has no worse trouble. The interval is inferred from the first two
+// entries: foreign data's is unknown.
 func (x *verifyIndex) short(r *verifyResult) {
-	if x.missing || x.failed || x.problems > 0 || r.records == 0 {
+	if x.missing || x.c == nil || x.c.Err() != nil || x.problems > 0 || r.records == 0 {
 		return
 	}
 	base := x.s.job.seg.base
@@ -1297,29 +885,23 @@ func (x *verifyIndex) short(r *verifyResult) {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexShort, Pos: 0, Offset: int64(base),
 			Reason: fmt.Sprintf("the %s file is empty, though the segment holds %d records; 'seglog recover' rebuilds it", x.kindName(), r.records)})
 	case x.n >= 2:
-		first, _, err1 := x.entry(0)
-		second, _, err2 := x.entry(1)
-		last, _, err3 := x.entry(x.n - 1)
+		idx := segfile.NewIndex(osFile{x.f}, x.n*format.IndexEntryLen)
+		first, err1 := idx.Entry(0)
+		second, err2 := idx.Entry(1)
+		last, err3 := idx.Entry(x.n - 1)
 		if err := cmp.Or(err1, err2, err3); err != nil {
 			x.ioErr(err)
 			return
 		}
-		if second <= first || last >= r.next {
+		if second.Offset <= first.Offset || last.Offset >= r.next {
 			return
 		}
-		if every := second - first; last+every <= lastRec {
-			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexShort, Pos: x.n * format.IndexEntryLen, Offset: int64(last + every),
+		if every := second.Offset - first.Offset; last.Offset+every <= lastRec {
+			x.add(Finding{Severity: SeverityNote, Kind: FindingIndexShort, Pos: x.n * format.IndexEntryLen, Offset: int64(last.Offset + every),
 				Reason: fmt.Sprintf("the %s ends at offset %d, though records go on to offset %d (an entry every %d records): about %d entries missing; 'seglog recover' rebuilds it",
-					x.kindName(), last, lastRec, every, (lastRec-last)/every)})
+					x.kindName(), last.Offset, lastRec, every, (lastRec-last.Offset)/every)})
 		}
 	}
-}
-
-func (x *verifyIndex) kindName() string {
-	if x.time {
-		return "time index"
-	}
-	return "index"
 }
 
 // verifyPlan splits a segment of size bytes into about parts ranges
@@ -1332,26 +914,32 @@ func verifyPlan(seg segment, size int64, parts int) []verifyRange {
 	if parts < 2 {
 		return nil
 	}
-	x, err := openIndex(seg.path(format.IndexExt))
+	xf, xsize, err := openReadStat(seg.path(format.IndexExt))
 	if err != nil {
 		return nil
 	}
-	defer x.Close()
-	tx, err := openIndex(seg.path(format.TimeIndexExt))
+	defer xf.Close()
+	x := segfile.NewIndex(xf, xsize)
+	tf, tsize, err := openReadStat(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return nil
 	}
-	defer tx.Close()
+	defer tf.Close()
+	tx := segfile.NewIndex(tf, tsize)
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	lr := newLogReader(osFile{f})
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, x, seg.base, false), size, segfile.Options{})
+	if err != nil {
+		return nil
+	}
+	defer sc.Close()
 	ranges := []verifyRange{{pos: 0, off: seg.base, entry: 0}}
 	for k := 1; k < parts; k++ {
 		target := size / int64(parts) * int64(k)
-		i, ok, err := x.floorBy(uint64(target), func(_ uint64, p int64) uint64 { return uint64(max(p, 0)) })
+		i, ok, err := x.FloorBy(uint64(target), func(_ uint64, p int64) uint64 { return uint64(max(p, 0)) })
 		prev := &ranges[len(ranges)-1]
 		if err != nil {
 			break
@@ -1359,17 +947,17 @@ func verifyPlan(seg segment, size int64, parts int) []verifyRange {
 		if !ok || i <= prev.entry {
 			continue
 		}
-		e, err := x.entry(i)
+		e, err := x.Entry(i)
 		if err != nil || e.Pos <= prev.pos || e.Offset <= prev.off || e.Pos >= size {
 			continue
 		}
-		if h, err := lr.check(e.Pos); err != nil || h.Offset != e.Offset {
+		if ok, err := sc.Confirms(i); err != nil || !ok {
 			continue
 		}
-		if i >= tx.n {
+		if i >= tx.Len() {
 			break
 		}
-		if t, _, err := tx.pair(i); err != nil || t != e.Offset {
+		if t, err := tx.Entry(i); err != nil || t.Offset != e.Offset {
 			break
 		}
 		prev.end, prev.endEnt = e.Pos, i
@@ -1401,7 +989,7 @@ func verifyMerge(job *verifyJob, sh *verifyShared, buf []byte) *verifyResult {
 	}
 	if !whole {
 		sh.total.Add(job.size)
-		return verifySegment(job, nil, sh, buf)
+		return verifySegment(job, nil, job.seg.base, sh, buf)
 	}
 	r := *last
 	r.firstTS = parts[0].firstTS
@@ -1422,6 +1010,7 @@ func verifyMerge(job *verifyJob, sh *verifyShared, buf []byte) *verifyResult {
 // timestamps going backwards from one segment to the next, key routing.
 type verifyPartitionEmitter struct {
 	p      *Partition
+	sh     *verifyShared
 	report *VerifyReport
 	emit   func(Finding) error
 
@@ -1465,6 +1054,12 @@ func (pe *verifyPartitionEmitter) start() error {
 
 func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) error {
 	rep := pe.report
+	if prev := pe.prev; prev != nil && !res.gone && prev.next != job.seg.base && (prev.next > job.seg.base || res.startBroke) {
+		// Checked apart, the segment was taken to start at its name's
+		// offset; where the one before ends decides what its first records
+		// are (misnamed, or overlapping).
+		res = verifySegment(job, nil, prev.next, pe.sh, make([]byte, verifyChunk))
+	}
 	if !res.gone {
 		if err := pe.boundary(job, res); err != nil {
 			return err
@@ -1501,26 +1096,22 @@ func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) err
 }
 
 // boundary checks where the segment starts against where the one before
-// ends.
+// ends: offsets missing between them, and time going back.
 func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) error {
 	prev := pe.prev
 	if prev == nil {
 		return nil
 	}
 	base, path := job.seg.base, job.seg.path(format.LogExt)
-	overlap := base < prev.next
-	switch {
-	case overlap:
-		if err := pe.send(Finding{Severity: SeverityProblem, Kind: FindingOverlap, Path: path, Pos: 0, Offset: int64(base),
-			Reason: fmt.Sprintf("the segment starts at offset %d, but the one before (%s) goes on to offset %d: offsets %d..%d are in both",
-				base, format.SegmentName(pe.prevSeg.base, format.LogExt), prev.next-1, base, prev.next-1)}); err != nil {
-			return err
-		}
-	case base > prev.next:
+	start := base // a misnamed segment's records may start below its name
+	if res.records > 0 && res.firstOff < base {
+		start = res.firstOff
+	}
+	if start > prev.next {
 		f := Finding{Severity: SeverityProblem, Kind: FindingGap, Path: path, Pos: 0, Offset: int64(prev.next)}
-		what := fmt.Sprintf("offsets %d..%d are missing between this segment and the one before (%s)", prev.next, base-1,
+		what := fmt.Sprintf("offsets %d..%d are missing between this segment and the one before (%s)", prev.next, start-1,
 			format.SegmentName(pe.prevSeg.base, format.LogExt))
-		switch g, whole := verifyKnownGap(pe.gaps, prev.next, base); {
+		switch g, whole := verifyKnownGap(pe.gaps, prev.next, start); {
 		case whole:
 			f.Severity = SeverityKnown
 			f.Reason = fmt.Sprintf("%s: a known gap, recorded in %s (%s: %s)", what, GapsFile, g.Time, g.Reason)
@@ -1533,12 +1124,10 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 			return err
 		}
 	}
-	// Records in both segments of an overlap go back in time as a matter
-	// of course: the overlap says it already.
-	if !overlap && prev.records > 0 && res.records > 0 && res.firstTS < prev.lastTS {
-		return pe.send(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Path: path, Pos: 0, Offset: int64(base),
+	if prev.records > 0 && res.records > 0 && res.firstTS < prev.lastTS {
+		return pe.send(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Path: path, Pos: 0, Offset: int64(res.firstOff),
 			Reason: fmt.Sprintf("the segment's first record (offset %d) has timestamp %d, older than the last record of the segment before (%d)",
-				base, res.firstTS, prev.lastTS)})
+				res.firstOff, res.firstTS, prev.lastTS)})
 	}
 	return nil
 }

@@ -180,7 +180,7 @@ func TestVerifyFindings(t *testing.T) {
 		}, []string{
 			"problem incomplete-tail " + log1 + " 342 19 | 33 bytes after the last valid record (a record of 38 bytes runs past the end of the file (33 bytes left)) and no writer holds the partition",
 			"note index-stale " + seg1 + ".index 144 19 | points at byte 342, into the incomplete tail",
-			"note index-stale " + seg1 + ".timeindex 144 19 | is for offset 19, in the incomplete tail",
+			"note index-stale " + seg1 + ".timeindex 144 19 | is for offset 19, past the segment's last valid record (next offset 19): stale after a power loss or in the incomplete tail",
 		}},
 
 		{"torn header at the end of the active segment", func(t *testing.T, dir string) {
@@ -206,7 +206,7 @@ func TestVerifyFindings(t *testing.T) {
 		{"index entry with another offset", func(t *testing.T, dir string) {
 			swSetEntry(t, vfPath(dir, 0, ".index"), 3, 4, vfPos(3))
 		}, []string{
-			"problem index-order " + seg0 + ".index 48 4 | index entries 3 and 4 are out of order: offset 4 at byte 114, then offset 4 at byte 152",
+			"problem index-mismatch " + seg0 + ".index 48 4 | index entry 3 says offset 4 is at byte 114, but the record there has offset 3",
 		}},
 
 		{"index entry pointing inside a record", func(t *testing.T, dir string) {
@@ -224,7 +224,7 @@ func TestVerifyFindings(t *testing.T) {
 		{"time index entries out of order", func(t *testing.T, dir string) {
 			swSetEntry(t, vfPath(dir, 0, ".timeindex"), 5, 3, vfRec(3).Timestamp)
 		}, []string{
-			"problem index-order " + seg0 + ".timeindex 64 4 | time index entries 4 and 5 are out of order",
+			"problem index-order " + seg0 + ".timeindex 80 3 | time index entry 5 (offset 3 with timestamp 1700000000000003000) is out of order",
 		}},
 
 		{"time index entry below the base offset", func(t *testing.T, dir string) {
@@ -239,7 +239,7 @@ func TestVerifyFindings(t *testing.T) {
 		}, []string{
 			"note index-stale " + seg1 + ".index 160 20 | index entry 10 (offset 20) points at byte 380, past the end of the log (380 bytes)",
 			"note index-stale " + seg1 + ".index 176 21 | points at byte 418",
-			"note index-stale " + seg1 + ".timeindex 160 20 | time index entry 10 is for offset 20, past the segment's last record (next offset 20)",
+			"note index-stale " + seg1 + ".timeindex 160 20 | time index entry 10 is for offset 20, past the segment's last valid record (next offset 20)",
 		}},
 
 		{"missing index files", func(t *testing.T, dir string) {
@@ -268,7 +268,7 @@ func TestVerifyFindings(t *testing.T) {
 			}
 			swWriteSegment(t, dir, vfSeg(8, 20, 1))
 		}, []string{
-			"problem overlap 00000000000000000008.log 0 8 | the segment starts at offset 8, but the one before (00000000000000000000.log) goes on to offset 9: offsets 8..9 are in both",
+			"problem overlap 00000000000000000008.log 0 8 | the segment's records start at offset 8, but the segment before goes on to offset 9: offsets 8..9 are in both; valid records resume at byte 76 with offset 10",
 		}},
 
 		{"gap between segments", func(t *testing.T, dir string) {
@@ -381,8 +381,9 @@ func TestVerifyIndexEntryBehind(t *testing.T) {
 		swSetEntry(t, x, 2+i, o, vfPos(int(o)))
 	}
 	vfCheck(t, vfVerify(t, dir, 1),
-		"problem index-order "+seg0+".index 48 6 | index entries 3 and 4 are out of order: offset 6 at byte 228, then offset 2 at byte 76",
-		"problem index-order "+seg0+".index 80 3 | index entry 5 (offset 3 at byte 114) is out of order: an earlier entry is for a later record")
+		"problem index-order "+seg0+".index 64 2 | index entry 4 (offset 2 at byte 76) is out of order: not after the entry before it in order (offset 6)",
+		"problem index-order "+seg0+".index 80 3 | index entry 5 (offset 3 at byte 114) is out of order",
+		"problem index-order "+seg0+".index 96 6 | index entry 6 (offset 6 at byte 228) is out of order")
 }
 
 // Timestamps going backwards, within a segment and from one to the next,

@@ -3,10 +3,12 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // SyncMode says when a writer makes its data durable.
@@ -149,17 +151,25 @@ func (w *Writer) openActive(dir string) error {
 	if err := w.openSegmentFiles(); err != nil {
 		return err
 	}
-	// Only the part after the last index entry that checks out is scanned:
-	// opening must not read a whole 1 GiB segment. Damage behind that point
-	// is for readers, verify-crc and recover to find.
-	end, err := findEnd(w.seg, w.log, true)
+	// Only the part after the last index entry the chain confirms is
+	// walked: opening must not read a whole 1 GiB segment. Damage behind
+	// that point is for readers, verify-crc and recover to find.
+	end, err := w.findEnd(false)
 	if err != nil {
 		return err
 	}
-	switch end.Tail {
-	case tailCorrupt:
-		return fmt.Errorf("%w; run 'seglog recover %s' to repair it", end.Err, w.topic)
-	case tailIncomplete:
+	if end.Tail != nil && end.Tail.Class == segfile.Incomplete && end.First == end.Tail {
+		// About to cut: the verdict must not depend on any index entry.
+		if end, err = w.findEnd(true); err != nil {
+			return err
+		}
+	}
+	switch {
+	case end.First != nil && end.First.Class == segfile.Corrupt:
+		return fmt.Errorf("%w; run 'seglog recover %s' to repair it", corruption(end.First), w.topic)
+	case end.Full:
+		return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is (offsets never wrap)", w.name, uint64(math.MaxUint64))
+	case end.Tail != nil:
 		if err := w.cutTail(end); err != nil {
 			return err
 		}
@@ -167,13 +177,11 @@ func (w *Writer) openActive(dir string) error {
 	w.logSize, w.next, w.written, w.logWriteback = end.Pos, end.Next, end.Next, end.Pos
 	w.durable = end.Next
 	w.count = end.Next - w.seg.base
-	w.lastTS = end.LastTS
+	w.lastTS = end.MaxTS
 	if w.count > 0 {
-		h, err := newLogReader(w.log).header(0)
-		if err != nil {
+		if w.firstTS, err = firstRecordTime(w.seg, w.log); err != nil {
 			return err
 		}
-		w.firstTS = h.Timestamp
 	} else if len(segs) > 1 {
 		// An empty active segment: the clock floor comes from the one before.
 		w.lastTS = previousLastTS(segs[len(segs)-2])
@@ -204,14 +212,43 @@ func (w *Writer) openSegmentFiles() error {
 	return err
 }
 
+// findEnd finds where the active segment's valid data ends, walking from
+// its last confirmed index entry or, with fromStart, from its first byte.
+func (w *Writer) findEnd(fromStart bool) (segfile.End, error) {
+	var idx *segfile.Index
+	if fi, err := w.idx.Stat(); err == nil {
+		idx = segfile.NewIndex(w.idx, fi.Size())
+	}
+	end, err := segfile.FindEnd(segfileSegment(w.seg, w.log, idx, 0, true), fromStart)
+	if err != nil {
+		return end, fmt.Errorf("scan %s: %w", w.log.Name(), err)
+	}
+	return end, nil
+}
+
+// firstRecordTime is the timestamp of the first record of seg, whose .log
+// is open as log.
+func firstRecordTime(seg segment, log file) (int64, error) {
+	sc, err := segfile.NewScanner(segfileSegment(seg, log, nil, 0, true), -1, segfile.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	if !sc.Next() {
+		return 0, sc.Err()
+	}
+	return sc.Header().Timestamp, nil
+}
+
 // cutTail saves an incomplete tail to quarantine, then cuts it in place
 // (a tail -f reader may hold the file open).
-func (w *Writer) cutTail(end segmentEnd) error {
-	q, err := w.store.quarantine(w.topic, w.part, w.log, end.Pos, end.Size, end.Next, "incomplete record at the end of the active segment, cut on opening for append: "+reasonText(end.Err.Reason))
+func (w *Writer) cutTail(end segfile.End) error {
+	t := end.Tail
+	q, err := w.store.quarantine(w.topic, w.part, w.log, t.Pos, t.Limit, t.Offset, "incomplete record at the end of the active segment, cut on opening for append: "+t.Explain())
 	if err != nil {
-		return fmt.Errorf("%w (found an incomplete record at byte %d of %s and left it in place)", err, end.Pos, w.log.Name())
+		return fmt.Errorf("%w (found an incomplete record at byte %d of %s and left it in place)", err, t.Pos, w.log.Name())
 	}
-	if err := w.log.Truncate(end.Pos); err != nil {
+	if err := w.log.Truncate(t.Pos); err != nil {
 		return err
 	}
 	if w.opts.Sync != SyncNever {
@@ -220,23 +257,18 @@ func (w *Writer) cutTail(end segmentEnd) error {
 		}
 	}
 	w.opts.Warn(fmt.Sprintf("partition %s: cut an incomplete record at the end of %s (%d bytes at byte %d, offset %d would have been next); saved to %s",
-		w.name, w.log.Name(), end.Size-end.Pos, end.Pos, end.Next, q))
+		w.name, w.log.Name(), t.Limit-t.Pos, t.Pos, t.Offset, q))
 	return nil
 }
 
-// previousLastTS is the timestamp of a closed segment's last record, or 0
-// if it cannot be found.
+// previousLastTS is the newest timestamp of a closed segment's last
+// records, or 0 if it cannot be found.
 func previousLastTS(seg segment) int64 {
-	f, err := openRead(seg.path(format.LogExt))
+	end, err := segmentEnd(seg, 0, false, false)
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	end, err := findEnd(seg, osFile{f}, false)
-	if err != nil {
-		return 0
-	}
-	return end.LastTS
+	return end.MaxTS
 }
 
 // trimIndex drops a partial last entry and, from the end, entries for which

@@ -97,6 +97,7 @@ type Damage struct {
 	By           Rule
 	Zeros        bool  // every byte in [Pos, End) is zero (and there is one)
 	Limit        int64 // the end of the data the verdict was made against
+	Active       bool  // in the partition's active segment
 }
 
 // Lost is the offsets the damage takes: [Offset, ResumeOffset) when
@@ -121,15 +122,22 @@ func (d *Damage) Explain() string {
 	var b strings.Builder
 	b.WriteString(d.why())
 	switch {
+	case d.Resumed && d.End == d.Pos && d.Pos == 0:
+		fmt.Fprintf(&b, ": its records are valid from offset %d on", d.ResumeOffset)
 	case d.Resumed && d.End == d.Pos:
-		fmt.Fprintf(&b, " (offsets %d..%d are missing)", d.Offset, d.ResumeOffset-1)
+		fmt.Fprintf(&b, ": offsets %d..%d are missing inside the segment", d.Offset, d.ResumeOffset-1)
 	case d.Resumed:
-		fmt.Fprintf(&b, "; valid records resume at byte %d with offset %d (found by %s)", d.End, d.ResumeOffset, d.By)
+		fmt.Fprintf(&b, "; valid records resume at byte %d with offset %d", d.End, d.ResumeOffset)
 		if d.ResumeOffset > d.Offset {
-			fmt.Fprintf(&b, ", offsets %d..%d lost", d.Offset, d.ResumeOffset-1)
+			fmt.Fprintf(&b, " (offsets %d..%d lost)", d.Offset, d.ResumeOffset-1)
 		}
+		fmt.Fprintf(&b, ", found by %s", d.By)
 	case d.Class == Corrupt:
-		fmt.Fprintf(&b, "; no valid record follows in the segment's last %d bytes", d.End-d.Pos)
+		which := "closed"
+		if d.Active {
+			which = "active"
+		}
+		fmt.Fprintf(&b, "; no valid record follows: the last %d bytes of this %s segment are unreadable", d.End-d.Pos, which)
 	}
 	return b.String()
 }
@@ -140,9 +148,9 @@ func (d *Damage) why() string {
 	case d.Zeros:
 		return fmt.Sprintf("%d zero bytes", d.End-d.Pos)
 	case errors.Is(d.Reason, ErrOverlap):
-		return fmt.Sprintf("offset %d, below %d where the previous segment ends", h.Offset, d.Offset)
+		return fmt.Sprintf("the segment's records start at offset %d, but the segment before goes on to offset %d: offsets %d..%d are in both", h.Offset, d.Offset-1, h.Offset, d.Offset-1)
 	case errors.Is(d.Reason, format.ErrOffset) && d.Pos == 0:
-		return fmt.Sprintf("the first record has offset %d, but the segment's name says %d", h.Offset, d.Offset)
+		return fmt.Sprintf("the first record has offset %d, but the segment's base offset is %d", h.Offset, d.Offset)
 	case errors.Is(d.Reason, format.ErrOffset):
 		return fmt.Sprintf("offset %d where %d was expected", h.Offset, d.Offset)
 	case errors.Is(d.Reason, format.ErrKeyLen):
@@ -152,7 +160,7 @@ func (d *Damage) why() string {
 	case errors.Is(d.Reason, format.ErrShort) && !d.HeaderOK:
 		return fmt.Sprintf("only %d bytes, less than a record header", d.Limit-d.Pos)
 	case errors.Is(d.Reason, format.ErrShort):
-		return fmt.Sprintf("a record of %d bytes runs past the end of the data (%d bytes left)", h.RecordLen(), d.Limit-d.Pos)
+		return fmt.Sprintf("a record of %d bytes runs past the end of the file (%d bytes left)", h.RecordLen(), d.Limit-d.Pos)
 	}
 	return d.Reason.Error()
 }

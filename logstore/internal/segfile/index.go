@@ -49,10 +49,12 @@ func (x *Index) read(i, n int64) (format.IndexEntry, format.IndexEntry, error) {
 	}
 	var b [2 * format.IndexEntryLen]byte
 	if _, err := x.f.ReadAt(b[:n*format.IndexEntryLen], i*format.IndexEntryLen); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = format.ErrShort
+		if !errors.Is(err, io.EOF) {
+			// An index that cannot be read is one that is not there: it is
+			// a hint, and reading goes on without it.
+			x.n, x.endsN = 0, 0
 		}
-		return format.IndexEntry{}, format.IndexEntry{}, err
+		return format.IndexEntry{}, format.IndexEntry{}, format.ErrShort
 	}
 	x.seenAt = -1
 	for k := range n {
@@ -99,6 +101,9 @@ func (x *Index) known(i int64) (format.IndexEntry, bool) {
 	return x.seen[i-x.seenAt], true
 }
 
+// Entry reads entry i: for a .timeindex, Pos holds the timestamp.
+func (x *Index) Entry(i int64) (format.IndexEntry, error) { return x.entry(i) }
+
 func (x *Index) entry(i int64) (format.IndexEntry, error) {
 	o, p, err := x.pair(i)
 	return format.IndexEntry{Offset: o, Pos: p}, err
@@ -106,6 +111,13 @@ func (x *Index) entry(i int64) (format.IndexEntry, error) {
 
 // ErrUnsorted means the entries an index search read are out of order.
 var ErrUnsorted = errors.New("segfile: index entries out of order")
+
+// FloorBy finds the last entry whose key (computed from the entry's
+// offset and its position or timestamp) is <= target, keys ascending; see
+// floorBy.
+func (x *Index) FloorBy(target uint64, key func(offset uint64, v int64) uint64) (i int64, ok bool, err error) {
+	return x.floorBy(target, key)
+}
 
 // floorBy finds the last entry whose key is <= target, keys (computed from
 // each entry's pair) ascending. Interpolation steps, exact on the evenly

@@ -24,9 +24,11 @@ const (
 type Verdict int
 
 const (
+	// VerdictUnverified: the entry was not checked (no check was asked).
+	VerdictUnverified Verdict = iota
 	// VerdictOK: the record with that offset starts at that position
 	// (.index), or has that timestamp (.timeindex).
-	VerdictOK Verdict = iota
+	VerdictOK
 	// VerdictBackwards (a warning): a .timeindex entry that checks out,
 	// for a record older than the one before it: foreign writers stamp
 	// the wall clock, which can step back.
@@ -43,8 +45,10 @@ const (
 	// VerdictWrongTimestamp: the record with that offset has another
 	// timestamp (FoundTimestamp).
 	VerdictWrongTimestamp
-	// VerdictOutOfOrder: the entry's offset (or position) is not above the
-	// entry before it that was in order (Prev), or not below the next one.
+	// VerdictOutOfOrder: the entry's position (.index) or offset
+	// (.timeindex) is not above the entry before it that was in order
+	// (Prev: that entry's offset), or is above the next one, which is in
+	// order with the entries before.
 	VerdictOutOfOrder
 	// VerdictNoRecord: the position is inside a valid record (at
 	// RecordPos, offset FoundOffset), where no record starts.
@@ -65,6 +69,7 @@ const (
 )
 
 var verdictNames = [numVerdicts]struct{ text, code string }{
+	VerdictUnverified:     {"not verified", "unverified"},
 	VerdictOK:             {"ok", "ok"},
 	VerdictBackwards:      {"timestamp goes backwards", "timestamp_backwards"},
 	VerdictPastEnd:        {"past the log's end", "past_end"},
@@ -128,7 +133,8 @@ type EntryVerdict struct {
 
 	Verdict Verdict
 	// RecordPos is the position of the record the entry was checked
-	// against, or of the damage; -1 when there is none.
+	// against, or of the damage (with VerdictPastEnd: of the incomplete
+	// tail the entry points into); -1 when there is none.
 	RecordPos int64
 	// FoundOffset: with VerdictWrongPosition and VerdictNoRecord, the
 	// offset of the record there; with VerdictUnchecked, the first offset
@@ -154,13 +160,15 @@ const indexBlock = 4096
 // each entry is judged as soon as the walk passes its position (.index)
 // or offset (.timeindex). Memory stays constant whatever the sizes.
 type IndexCheck struct {
-	kind IndexKind
-	base uint64
-	f    File
-	n    int64 // whole entries
-	stop int64 // entries from this one on are not this check's
-	emit func(EntryVerdict) error
-	err  error
+	kind  IndexKind
+	base  uint64
+	limit int64  // where the segment's data ends
+	next  uint64 // the offset after its last valid record
+	f     File
+	n     int64 // whole entries
+	stop  int64 // entries from this one on are not this check's
+	emit  func(EntryVerdict) error
+	err   error
 
 	buf      []byte
 	bufFirst int64 // entry number of buf's first entry
@@ -168,8 +176,8 @@ type IndexCheck struct {
 
 	pend    bool // the pending entry, waiting for the walk
 	pv      EntryVerdict
-	pk      int64 // its key: position (.index) or offset (.timeindex)
-	prev    bool  // an entry in order was taken ...
+	pk      uint64 // its key: position (.index) or offset (.timeindex)
+	prev    bool   // an entry in order was taken ...
 	po, pvv uint64
 	lastTS  int64 // the timestamp of the last record checked, for Backwards
 	hasTS   bool
@@ -177,10 +185,11 @@ type IndexCheck struct {
 }
 
 // NewIndexCheck checks the entries first..stop-1 (stop < 0: all) of the
-// index file f, size bytes long, of the segment with base offset base,
-// handing each verdict to emit in file order.
-func NewIndexCheck(kind IndexKind, f File, size int64, base uint64, first, stop int64, emit func(EntryVerdict) error) *IndexCheck {
-	c := &IndexCheck{kind: kind, base: base, f: f, n: size / format.IndexEntryLen, emit: emit, read: first}
+// index file f, size bytes long, of the segment with base offset base
+// whose data ends at byte limit, before offset next (math.MaxUint64 when
+// not known ahead), handing each verdict to emit in file order.
+func NewIndexCheck(kind IndexKind, f File, size int64, base uint64, limit int64, next uint64, first, stop int64, emit func(EntryVerdict) error) *IndexCheck {
+	c := &IndexCheck{kind: kind, base: base, limit: limit, next: next, f: f, n: size / format.IndexEntryLen, emit: emit, read: first}
 	c.stop = c.n
 	if stop >= 0 {
 		c.stop = min(stop, c.n)
@@ -201,11 +210,12 @@ func (c *IndexCheck) Count(v Verdict) int64 {
 	return c.counts[v]
 }
 
-// Key is the pending entry's key (math.MaxInt64 when none): a walk need
-// tell the check only of records and damage reaching it.
-func (c *IndexCheck) Key() int64 {
+// Key is the pending entry's key, its position (.index) or offset
+// (.timeindex); math.MaxUint64 when none is pending. A walk need tell the
+// check only of records reaching it: see OnRecord.
+func (c *IndexCheck) Key() uint64 {
 	if !c.pend {
-		return math.MaxInt64
+		return math.MaxUint64
 	}
 	return c.pk
 }
@@ -239,9 +249,21 @@ func (c *IndexCheck) fail(err error) {
 	c.pend, c.stop = false, c.read
 }
 
-// inOrder: b may follow a (offsets rise, and positions in an .index).
+// inOrder: b may follow a. Entries are taken in the order of the walk:
+// by offset in a .timeindex, by position in an .index (where an offset
+// that does not rise is a wrong entry the log tells about, and entries
+// at one position are each judged by the record there).
 func (c *IndexCheck) inOrder(ao uint64, av int64, bo uint64, bv int64) bool {
-	return bo > ao && (c.kind == TimeIndex || uint64(bv) > uint64(av))
+	if c.kind == TimeIndex {
+		return bo > ao
+	}
+	return uint64(bv) >= uint64(av)
+}
+
+// strictlyInOrder is inOrder with positions rising too: the neighbours of
+// an entry blamed for being too far ahead must not share a position.
+func (c *IndexCheck) strictlyInOrder(ao uint64, av int64, bo uint64, bv int64) bool {
+	return c.inOrder(ao, av, bo, bv) && (c.kind == TimeIndex || uint64(bv) > uint64(av))
 }
 
 // advance takes the next entry as the pending one, judging on the way
@@ -256,7 +278,7 @@ func (c *IndexCheck) advance() {
 		}
 		c.read++
 		e := EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1}
-		bad := c.prev && !c.inOrder(c.po, int64(c.pvv), o, v)
+		bad := c.prev && (!c.inOrder(c.po, int64(c.pvv), o, v) || o == c.po && uint64(v) == c.pvv) // a copy of the entry before is out of order too
 		if !bad && i+1 < c.n {
 			// Too far ahead: not below the next entry, which is in order
 			// with the ones before.
@@ -264,9 +286,15 @@ func (c *IndexCheck) advance() {
 			if !ok {
 				return
 			}
-			bad = !c.inOrder(o, v, no, nv) && (!c.prev || c.inOrder(c.po, int64(c.pvv), no, nv))
+			bad = !c.inOrder(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {
+		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next:
+			// Past the end of the data: stale (index pages a power loss
+			// kept), and nothing to order the others by.
+			e.Verdict = VerdictPastEnd
+			c.judge(e)
+			continue
 		case bad:
 			e.Verdict, e.Prev = VerdictOutOfOrder, c.po
 			c.judge(e)
@@ -283,14 +311,11 @@ func (c *IndexCheck) advance() {
 	}
 }
 
-func (c *IndexCheck) keyOf(o uint64, v int64) int64 {
+func (c *IndexCheck) keyOf(o uint64, v int64) uint64 {
 	if c.kind == TimeIndex {
-		return int64(min(o, math.MaxInt64))
+		return o
 	}
-	if v < 0 {
-		return math.MaxInt64 // a u64 past 2^63: past any end
-	}
-	return v
+	return uint64(v) // a negative position reads as past any end
 }
 
 // judge counts and emits a verdict.
@@ -303,56 +328,61 @@ func (c *IndexCheck) judge(e EntryVerdict) {
 	}
 }
 
-// settle judges the pending entry and takes the next.
-func (c *IndexCheck) settle(v Verdict, set func(e *EntryVerdict)) {
+// settle judges the pending entry v, the record or damage concerned at
+// recordPos (-1: none), and takes the next.
+func (c *IndexCheck) settle(v Verdict, recordPos int64) {
 	e := c.pv
-	e.Verdict = v
-	if set != nil {
-		set(&e)
-	}
+	e.Verdict, e.RecordPos = v, recordPos
+	c.judge(e)
+	c.advance()
+}
+
+// settleFound is settle with what the log holds instead: an offset
+// (wrong position, no record, unchecked) or timestamp (wrong, backwards),
+// and the reason the bytes there fail.
+func (c *IndexCheck) settleFound(v Verdict, recordPos int64, off uint64, ts int64, reason error) {
+	e := c.pv
+	e.Verdict, e.RecordPos, e.FoundOffset, e.FoundTimestamp, e.Reason = v, recordPos, off, ts, reason
 	c.judge(e)
 	c.advance()
 }
 
 // OnRecord tells the check of a valid record at [pos, end) with offset
-// off and timestamp ts. Call it only when end > Key() (.index) or off >=
-// Key() (.timeindex); for .timeindex entries, every record also counts
-// toward telling timestamps that go backwards, so call OnTimestamp for
-// the others.
+// off and timestamp ts. Calling it only for records that reach the
+// pending entry saves time: end > Key() (.index), off >= Key()
+// (.timeindex); a .timeindex check must be told every record's timestamp
+// though, the others through OnTimestamp, to tell timestamps that go
+// backwards.
 func (c *IndexCheck) OnRecord(pos, end int64, off uint64, ts int64) {
 	if c.kind == TimeIndex {
-		k := int64(min(off, math.MaxInt64))
-		for c.pend && c.pk <= k {
-			if c.pk < k {
-				// An offset the walk passed without a record or damage
-				// for it: not in this segment's records.
-				c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
-				continue
-			}
+		for c.pend && c.pk <= off {
 			switch {
+			case c.pk < off:
+				// An offset the walk passed with no record or damage for
+				// it: not one this segment's records have.
+				c.settleFound(VerdictUnchecked, pos, off, 0, nil)
 			case c.pv.Value != ts:
-				c.settle(VerdictWrongTimestamp, func(e *EntryVerdict) { e.RecordPos, e.FoundTimestamp = pos, ts })
+				c.settleFound(VerdictWrongTimestamp, pos, 0, ts, nil)
 			case c.hasTS && ts < c.lastTS:
-				prev := c.lastTS
-				c.settle(VerdictBackwards, func(e *EntryVerdict) { e.RecordPos, e.FoundTimestamp = pos, prev })
+				c.settleFound(VerdictBackwards, pos, 0, c.lastTS, nil)
 			default:
-				c.settle(VerdictOK, func(e *EntryVerdict) { e.RecordPos = pos })
+				c.settle(VerdictOK, pos)
 			}
 		}
 		c.OnTimestamp(ts)
 		return
 	}
-	for c.pend && c.pk < end {
+	for c.pend && c.pk < uint64(end) {
 		switch {
-		case c.pk == pos && c.pv.Offset == off:
-			c.settle(VerdictOK, func(e *EntryVerdict) { e.RecordPos = pos })
-		case c.pk == pos:
-			c.settle(VerdictWrongPosition, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
-		case c.pk > pos:
-			c.settle(VerdictNoRecord, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset = pos, off })
+		case c.pk == uint64(pos) && c.pv.Offset == off:
+			c.settle(VerdictOK, pos)
+		case c.pk == uint64(pos):
+			c.settleFound(VerdictWrongPosition, pos, off, 0, nil)
+		case c.pk > uint64(pos):
+			c.settleFound(VerdictNoRecord, pos, off, 0, nil)
 		default:
 			// Before where the walk started: not this check's to judge.
-			c.settle(VerdictUnchecked, nil)
+			c.settle(VerdictUnchecked, -1)
 		}
 	}
 }
@@ -368,38 +398,30 @@ func (c *IndexCheck) OnTimestamp(ts int64) {
 // (to the end, when it did not resume) were lost to it.
 func (c *IndexCheck) OnDamage(d *Damage) {
 	if c.kind == TimeIndex {
-		to := int64(math.MaxInt64)
-		if d.Resumed {
-			to = int64(min(d.ResumeOffset, math.MaxInt64))
-		}
-		for c.pend && c.pk < to {
+		for c.pend && (!d.Resumed || c.pk < d.ResumeOffset) {
 			switch {
-			case !d.Resumed && d.Class == Incomplete && c.pk >= int64(min(d.Offset, math.MaxInt64)):
-				c.settle(VerdictPastEnd, nil)
-			case c.pk == int64(min(d.Offset, math.MaxInt64)):
-				c.settle(VerdictCorruptRecord, func(e *EntryVerdict) { e.RecordPos, e.Reason = d.Pos, d.Reason })
+			case !d.Resumed && d.Class == Incomplete && c.pk >= d.Offset:
+				c.settleFound(VerdictPastEnd, d.Pos, 0, 0, d.Reason)
+			case c.pk == d.Offset:
+				c.settleFound(VerdictCorruptRecord, d.Pos, d.Offset, 0, d.Reason)
 			default:
-				c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset, e.Reason = d.Pos, d.Offset, d.Reason })
+				c.settleFound(VerdictUnchecked, d.Pos, d.Offset, 0, d.Reason)
 			}
 		}
 		return
 	}
-	end := d.End
-	if !d.Resumed {
-		end = math.MaxInt64
-	}
-	for c.pend && c.pk < end {
+	for c.pend && (!d.Resumed || c.pk < uint64(d.End)) {
 		switch {
-		case c.pk >= d.Limit:
+		case c.pk >= uint64(d.Limit):
 			return // past the data: Finish says so
-		case c.pk < d.Pos:
-			c.settle(VerdictUnchecked, nil)
+		case c.pk < uint64(d.Pos):
+			c.settle(VerdictUnchecked, -1)
 		case d.Class == Incomplete:
-			c.settle(VerdictPastEnd, nil)
-		case c.pk == d.Pos && c.pv.Offset == d.Offset:
-			c.settle(VerdictCorruptRecord, func(e *EntryVerdict) { e.RecordPos, e.Reason = d.Pos, d.Reason })
+			c.settleFound(VerdictPastEnd, d.Pos, 0, 0, d.Reason)
+		case c.pk == uint64(d.Pos) && c.pv.Offset == d.Offset:
+			c.settleFound(VerdictCorruptRecord, d.Pos, d.Offset, 0, d.Reason)
 		default:
-			c.settle(VerdictUnchecked, func(e *EntryVerdict) { e.RecordPos, e.FoundOffset, e.Reason = d.Pos, d.Offset, d.Reason })
+			c.settleFound(VerdictUnchecked, d.Pos, d.Offset, 0, d.Reason)
 		}
 	}
 }
@@ -408,7 +430,7 @@ func (c *IndexCheck) OnDamage(d *Damage) {
 // data (.index) or of its records (.timeindex). It returns Err.
 func (c *IndexCheck) Finish() error {
 	for c.pend {
-		c.settle(VerdictPastEnd, nil)
+		c.settle(VerdictPastEnd, -1)
 	}
 	return c.err
 }
@@ -417,22 +439,30 @@ func (c *IndexCheck) Finish() error {
 // walked from its first byte to the end of its data, handing each
 // entry's verdict to emit in file order.
 func CheckIndex(seg Segment, kind IndexKind, f File, size int64, emit func(EntryVerdict) error) (*IndexCheck, error) {
-	s, err := NewScanner(seg, -1, Options{ReadAhead: true})
+	end, err := FindEnd(seg, false)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewScanner(seg, end.Limit, Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	c := NewIndexCheck(kind, f, size, seg.Base, 0, -1, emit)
+	next := end.Next
+	if end.Full || end.Tail != nil && end.Tail.Class == Corrupt {
+		next = math.MaxUint64 // offsets past a corrupt end are lost to it, not stale
+	}
+	c := NewIndexCheck(kind, f, size, seg.Base, s.Limit(), next, 0, -1, emit)
 	for c.err == nil {
 		for s.Next() {
 			h := s.Header()
 			if kind == TimeIndex {
-				if int64(min(h.Offset, math.MaxInt64)) >= c.Key() {
+				if h.Offset >= c.Key() {
 					c.OnRecord(s.RecordPos(), s.Pos(), h.Offset, h.Timestamp)
 				} else {
 					c.OnTimestamp(h.Timestamp)
 				}
-			} else if s.Pos() > c.Key() {
+			} else if uint64(s.Pos()) > c.Key() {
 				c.OnRecord(s.RecordPos(), s.Pos(), h.Offset, h.Timestamp)
 			}
 		}

@@ -339,7 +339,7 @@ func (s *Scanner) compatible(c, a candidate) (bool, error) {
 // writer's own word that a record starts there, which no byte scan
 // outweighs.
 func (s *Scanner) indexAnchor(p int64, n, lower uint64, extEnd int64) (candidate, bool, error) {
-	x := s.seg.Index
+	x := s.index()
 	if x == nil || x.n == 0 {
 		return candidate{}, false, nil
 	}

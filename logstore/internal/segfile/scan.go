@@ -20,7 +20,19 @@ type Segment struct {
 	// incomplete tail, not corruption.
 	Active bool
 	Log    File
-	Index  *Index // its .index; nil when it has none
+	Index  *Index // its .index; nil when it has none (or OpenIndex gives it)
+	// OpenIndex, if set and Index is nil, gives the .index the first time
+	// the scan wants one (to resync or seek): a sequential read of a
+	// healthy segment never opens it.
+	OpenIndex func() *Index
+}
+
+// index is the segment's .index, opened on first want; nil when none.
+func (s *Scanner) index() *Index {
+	if s.seg.Index == nil && s.seg.OpenIndex != nil {
+		s.seg.Index, s.seg.OpenIndex = s.seg.OpenIndex(), nil
+	}
+	return s.seg.Index
 }
 
 // Options choose how a Scanner reads.
@@ -33,6 +45,9 @@ type Options struct {
 	ReadAhead bool
 	// Chunk is the largest read; 0 means 128 KiB.
 	Chunk int
+	// Buffer, if set, is where reads go while records fit in it: a
+	// caller scanning many segments reuses one.
+	Buffer []byte
 }
 
 // A Scanner walks one segment's records in order and applies the one
@@ -69,6 +84,9 @@ func NewScanner(seg Segment, limit int64, opts Options) (*Scanner, error) {
 		s.r.max = opts.Chunk
 	}
 	s.r.scan = opts.ReadAhead
+	if opts.Buffer != nil {
+		s.r.buf = opts.Buffer[:0]
+	}
 	if limit < 0 {
 		size, err := s.r.statSize()
 		if err != nil {
@@ -87,7 +105,7 @@ func (s *Scanner) StartAt(pos int64, off uint64) {
 	s.pos, s.next, s.dmg, s.err, s.full, s.fromEntry = pos, off, nil, nil, false, -1
 	s.fresh = pos == 0
 	if s.fresh {
-		s.next = max(s.seg.Base, s.seg.Floor)
+		s.next = s.seg.Base
 	}
 }
 
@@ -164,7 +182,7 @@ func (s *Scanner) Next() bool {
 	if err == nil {
 		if s.pos+h.RecordLen() > s.limit {
 			err = format.ErrShort
-		} else if h.Offset != s.next || s.full {
+		} else if h.Offset != s.next || s.full || s.fresh && h.Offset < s.seg.Floor {
 			err = s.offsetError()
 		}
 	}
@@ -189,7 +207,7 @@ func (s *Scanner) Next() bool {
 // offsetError is the reason a sound record whose offset is not the one
 // expected fails.
 func (s *Scanner) offsetError() error {
-	if s.h.Offset < s.next && s.h.Offset < s.seg.Floor && s.fresh {
+	if s.fresh && s.h.Offset < s.seg.Floor {
 		return ErrOverlap
 	}
 	return format.ErrOffset
@@ -201,7 +219,10 @@ func (s *Scanner) fail(err error) {
 		s.err = err
 		return
 	}
-	d := &Damage{Path: s.seg.Path, Pos: s.pos, Offset: s.next, Reason: err, End: s.limit, Limit: s.limit}
+	d := &Damage{Path: s.seg.Path, Pos: s.pos, Offset: s.next, Reason: err, End: s.limit, Limit: s.limit, Active: s.seg.Active}
+	if err == ErrOverlap {
+		d.Offset = max(s.next, s.seg.Floor) // the partition's next offset there
+	}
 	d.Sound = err == format.ErrOffset || err == ErrOverlap
 	if s.pos+format.HeaderLen <= s.limit {
 		herr := s.r.header(s.pos, &d.Header)
@@ -248,11 +269,35 @@ func (s *Scanner) Resume() bool {
 	return true
 }
 
-// Retry looks at an incomplete tail again, for a reader waiting for the
-// record a writer is writing.
-func (s *Scanner) Retry() {
-	if s.dmg != nil && s.dmg.Class == Incomplete {
-		s.dmg = nil
+// Reread forgets what the scan has read of the file and any damage it
+// met, and takes the file's size now as the end of the data: the bytes
+// from Pos on are judged again as they are now. For a follower, whose
+// file a writer appends to and recover cuts.
+func (s *Scanner) Reread() error {
+	s.r.forget()
+	s.dmg = nil
+	size, err := s.r.statSize()
+	if err == nil {
+		s.limit = size
+	}
+	return err
+}
+
+// Size is the file's size now.
+func (s *Scanner) Size() (int64, error) { return s.r.statSize() }
+
+// SetActive says whether the segment is the partition's last, as a
+// follower learns it: a break at its end is judged again.
+func (s *Scanner) SetActive(active bool) {
+	s.seg.Active = active
+	s.dmg = nil
+}
+
+// SkipToEnd leaves the damage the scan stopped at for the end of the
+// data, when nothing valid follows it: the next Next reports the end.
+func (s *Scanner) SkipToEnd() {
+	if s.dmg != nil && !s.dmg.Resumed {
+		s.dmg, s.pos = nil, s.limit
 	}
 }
 

@@ -412,8 +412,9 @@ func TestScanSegmentStart(t *testing.T) {
 	checkVerdict(t, scanAll(t, Segment{Base: 5, Floor: 3}, b), offsets(3, 6),
 		want{pos: 0, offset: 5, class: Corrupt, reason: format.ErrOffset, by: BySelf, resume: 0})
 	// Named 2, the segment before ending at 3: the name overlaps, the
-	// records do not.
-	checkVerdict(t, scanAll(t, Segment{Base: 2, Floor: 3}, b), offsets(3, 6))
+	// records do not: misnamed too.
+	checkVerdict(t, scanAll(t, Segment{Base: 2, Floor: 3}, b), offsets(3, 6),
+		want{pos: 0, offset: 2, class: Corrupt, reason: format.ErrOffset, by: BySelf, resume: 0})
 	// Named 3, the segment before ending at 5: 3 and 4 are duplicates of
 	// its offsets; 5 is new.
 	checkVerdict(t, scanAll(t, Segment{Base: 3, Floor: 5}, b), []uint64{5},

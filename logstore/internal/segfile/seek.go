@@ -8,7 +8,8 @@ import (
 // only once the chain confirms it: the record at its position is sound
 // and has its offset, and the walk of record headers from the entry
 // before it (or from the segment's first byte) arrives exactly there
-// with that offset. A lying entry, pointing into another record's value
+// with that offset, or, where damage before it stops every walk, the
+// record after it carries on from it (or it ends the data). A lying entry, pointing into another record's value
 // where the bytes happen to look like a record, fails the walk, which
 // lands on the real records' boundaries. Confirming costs the records
 // between two entries: one with the interval of 1 seglog writes.
@@ -26,12 +27,16 @@ const maxEndChecks = 64
 // none is (no index, or one that lies). Records before target are then
 // still returned by Next: the caller skips them.
 func (s *Scanner) SeekOffset(target uint64) error {
-	x := s.seg.Index
+	x := s.index()
 	if x == nil || target <= s.seg.Base {
 		s.StartAt(0, s.seg.Base)
 		return nil
 	}
 	e, i, ok, err := x.floor(target)
+	if err == nil && ok && i == x.n-1 && e.Offset < target && x.refresh() {
+		// An index kept open grew since (the active segment's).
+		e, i, ok, err = x.floor(target)
+	}
 	if err != nil && err != ErrUnsorted {
 		if err = ioOnly(err); err != nil {
 			return err
@@ -68,7 +73,7 @@ func (s *Scanner) SeekOffset(target uint64) error {
 // past the end of the data are stale (a power loss wrote index pages and
 // not log pages) and skipped without a read.
 func (s *Scanner) SeekEnd() error {
-	x := s.seg.Index
+	x := s.index()
 	if x == nil {
 		s.StartAt(0, s.seg.Base)
 		return nil
@@ -105,7 +110,7 @@ func (s *Scanner) SeekEnd() error {
 // for the first entry or when i-1 is no help, from the segment's first
 // byte, reaches its position with its offset, and its record is sound.
 func (s *Scanner) confirmEntry(i int64) (bool, error) {
-	x := s.seg.Index
+	x := s.index()
 	e, err := x.entry(i)
 	if err != nil {
 		return false, ioOnly(err)
@@ -118,7 +123,7 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 		return false, err
 	}
 	if e.Pos == 0 {
-		return e.Offset == max(s.seg.Base, s.seg.Floor), nil
+		return e.Offset == s.seg.Base && e.Offset >= s.seg.Floor, nil
 	}
 	if i > 0 {
 		prev, err := x.entry(i - 1)
@@ -132,7 +137,12 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 			}
 		}
 	}
-	return s.walks(0, max(s.seg.Base, s.seg.Floor), e.Pos, e.Offset, false)
+	if ok, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false); err != nil || ok {
+		return ok, err
+	}
+	// Damage before it, which no walk crosses: the chain after it tells,
+	// as it does for where valid data resumes.
+	return s.confirmed(e.Pos, &h, e.Pos, e.Offset)
 }
 
 // walks reports whether the record headers from (pos, off) lead, each
@@ -160,4 +170,13 @@ func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirs
 		off++
 	}
 	return pos == to && off == toOff, nil
+}
+
+// Confirms reports whether the segment's index entry i is confirmed by
+// the chain (see above): a place reading may start.
+func (s *Scanner) Confirms(i int64) (bool, error) {
+	if x := s.index(); x == nil || i < 0 || i >= x.n {
+		return false, nil
+	}
+	return s.confirmEntry(i)
 }
