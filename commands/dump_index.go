@@ -585,8 +585,6 @@ func (w *indexEntryWriter) verdictText(e logstore.IndexEntryInfo) string {
 		switch {
 		case e.Reason == nil:
 			return ""
-		case errors.Is(e.Reason, format.ErrShort) && e.Verdict == logstore.VerdictNoRecord:
-			return "a record there would run past the log's end"
 		case errors.Is(e.Reason, format.ErrShort):
 			return "its size runs past the log's end"
 		}
@@ -607,7 +605,7 @@ func (w *indexEntryWriter) verdictText(e logstore.IndexEntryInfo) string {
 	case logstore.VerdictOutOfOrder:
 		return fmt.Sprintf("out of order: not after offset %d", e.Prev)
 	case logstore.VerdictNoRecord:
-		return fmt.Sprintf("no record starts here (%s)", reason())
+		return fmt.Sprintf("no record starts here: it is inside the record at byte %d (offset %d)", e.RecordPos, e.FoundOffset)
 	case logstore.VerdictNoSuchOffset:
 		return fmt.Sprintf("no such offset: the segment starts at %d", e.Prev)
 	case logstore.VerdictCorruptRecord:
@@ -645,7 +643,7 @@ func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
 			b = strconv.AppendInt(b, e.RecordPos, 10)
 		}
 		switch e.Verdict {
-		case logstore.VerdictWrongPosition, logstore.VerdictUnchecked, logstore.VerdictCorruptRecord:
+		case logstore.VerdictWrongPosition, logstore.VerdictUnchecked, logstore.VerdictCorruptRecord, logstore.VerdictNoRecord:
 			b = append(b, `,"found_offset":`...)
 			b = strconv.AppendUint(b, e.FoundOffset, 10)
 		case logstore.VerdictWrongTimestamp, logstore.VerdictBackwards:

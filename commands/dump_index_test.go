@@ -161,7 +161,7 @@ func TestDumpIndexWrongEntries(t *testing.T) {
 	squashed := ditSquash(r.stdout)
 	for _, want := range []string{
 		"| 1 | 1 | 60 | wrong position: offset 2 starts there |\n",
-		"| 3 | 3 | 94 | no record starts here (keylen larger than size) |\n",
+		"| 3 | 3 | 94 | no record starts here: it is inside the record at byte 90 (offset 3) |\n",
 		"| 4 | 4 | 2023-11-14T22:13:20.000000099Z | wrong timestamp: the record (at byte 120) has 2023-11-14T22:13:20.000004000Z |\n",
 		"checked against 00000000000000000000.log: 3 ok, 1 wrong position, 1 no record starts here\n",
 		"\n10 entries in 2 files: 7 ok, 1 wrong position, 1 wrong timestamp, 1 no record starts here\n3 wrong entries\n",
@@ -485,9 +485,8 @@ func TestDumpIndexVerdictText(t *testing.T) {
 		{logstore.TimeIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictWrongTimestamp, RecordPos: 30, FoundTimestamp: ditT0 + 1},
 			"wrong timestamp: the record (at byte 30) has 2023-11-14T22:13:20.000000001Z"},
 		{logstore.OffsetIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictOutOfOrder, Prev: 4}, "out of order: not after offset 4"},
-		{logstore.OffsetIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictNoRecord, Reason: format.ErrCRC}, "no record starts here (crc mismatch)"},
-		{logstore.OffsetIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictNoRecord, Reason: format.ErrShort},
-			"no record starts here (a record there would run past the log's end)"},
+		{logstore.OffsetIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictNoRecord, RecordPos: 60, FoundOffset: 2},
+			"no record starts here: it is inside the record at byte 60 (offset 2)"},
 		{logstore.TimeIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictNoSuchOffset, Prev: 100}, "no such offset: the segment starts at 100"},
 		{logstore.OffsetIndex, logstore.IndexEntryInfo{Verdict: logstore.VerdictCorruptRecord, RecordPos: 120, Reason: format.ErrKeyLen},
 			"corrupt record at byte 120 (keylen larger than size)"},

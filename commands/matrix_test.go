@@ -483,11 +483,12 @@ func TestCorruptionMatrix(t *testing.T) {
 			build: func(m *mx) {
 				m.write(mxSeg{0, []mxRec{mxStdRec(0), mxStdRec(1), mxStdRec(2), mxStdRec(2), mxStdRec(3), mxStdRec(4)}}, mxSeg{5, mxRange(5, 10)})
 			},
-			// The index faithfully lists offset 2 twice: out of order.
+			// The index faithfully lists offset 2 twice: its second entry
+			// for it is out of order.
 			verify: 3, finds: []mxFind{
 				{"problem", "corrupt-record", seg0, 111, 3},
-				{"problem", "index-order", idx0, 32, 2},
-				{"problem", "index-order", "00000000000000000000.timeindex", 32, 2},
+				{"problem", "index-order", idx0, 48, 2},
+				{"problem", "index-order", "00000000000000000000.timeindex", 48, 2},
 			},
 			recoverCode: 3, after: 3, readCode: 1, readOffs: span(0, 3),
 			salvage: true, salvOffs: span(0, 10),
@@ -582,9 +583,9 @@ func TestCorruptionMatrix(t *testing.T) {
 				m.std()
 				m.put(m.path(0, ".index"), 2*16, mxEntry(nil, 2, 111))
 			},
-			// Entry 2 claims offset 2 at record 3's position: positions
-			// 37, 111, 111 are reported as out of order.
-			verify: 3, finds: []mxFind{{"problem", "index-order", idx0, 32, 2}},
+			// Entry 2 claims offset 2 at record 3's position: the record
+			// there says it has another offset.
+			verify: 3, finds: []mxFind{{"problem", "index-mismatch", idx0, 32, 2}},
 			readOffs: all,
 		},
 		{

@@ -711,6 +711,7 @@ type verifyIndex struct {
 	missing  bool
 	f        *os.File
 	n        int64 // whole entries
+	logSize  int64 // the .log's, when the check began
 	c        *segfile.IndexCheck
 	findings verifyFindings
 	problems int
@@ -749,6 +750,7 @@ func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIn
 
 // begin starts the index's check, once the .log's size is known.
 func (x *verifyIndex) begin(logSize int64) {
+	x.logSize = logSize
 	if x.f == nil {
 		return
 	}
@@ -840,7 +842,7 @@ func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
 			f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, into the incomplete tail", what, e.Offset, e.Value)
 		default:
 			f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, past the end of the log (%d bytes): stale after a power loss; 'seglog recover' rebuilds the index",
-				what, e.Offset, uint64(e.Value), x.s.sc.Limit())
+				what, e.Offset, uint64(e.Value), x.logSize)
 		}
 	case segfile.VerdictWrongPosition:
 		f.Kind = FindingIndexMismatch

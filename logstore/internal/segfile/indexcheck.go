@@ -45,10 +45,10 @@ const (
 	// VerdictWrongTimestamp: the record with that offset has another
 	// timestamp (FoundTimestamp).
 	VerdictWrongTimestamp
-	// VerdictOutOfOrder: the entry's position (.index) or offset
-	// (.timeindex) is not above the entry before it that was in order
-	// (Prev: that entry's offset), or is above the next one, which is in
-	// order with the entries before.
+	// VerdictOutOfOrder: the entry's offset is not above the entry's
+	// before it that was in order (Prev), or its position (.index) is
+	// below that one's; or it is out of order with the next one, which is
+	// in order with the entries before.
 	VerdictOutOfOrder
 	// VerdictNoRecord: the position is inside a valid record (at
 	// RecordPos, offset FoundOffset), where no record starts.
@@ -179,7 +179,9 @@ type IndexCheck struct {
 	pk      uint64 // its key: position (.index) or offset (.timeindex)
 	prev    bool   // an entry in order was taken ...
 	po, pvv uint64
-	lastTS  int64 // the timestamp of the last record checked, for Backwards
+	judged  bool   // an entry was judged against the records ...
+	lastOff uint64 // ... and this was its offset
+	lastTS  int64  // the timestamp of the last record checked, for Backwards
 	hasTS   bool
 	counts  [numVerdicts]int64
 }
@@ -250,14 +252,24 @@ func (c *IndexCheck) fail(err error) {
 }
 
 // inOrder: b may follow a. Entries are taken in the order of the walk:
-// by offset in a .timeindex, by position in an .index (where an offset
-// that does not rise is a wrong entry the log tells about, and entries
-// at one position are each judged by the record there).
+// by offset in a .timeindex, by position in an .index, where entries at
+// one position are each judged by the record there, and an offset that
+// does not rise is told by the record at the position (wrong position)
+// or, where the record cannot tell, judged out of order then (settle).
 func (c *IndexCheck) inOrder(ao uint64, av int64, bo uint64, bv int64) bool {
 	if c.kind == TimeIndex {
 		return bo > ao
 	}
 	return uint64(bv) >= uint64(av)
+}
+
+// beyond: a is past b, where b follows it: a is too far ahead (an entry
+// equal to the next is judged, and the next then found out of order).
+func (c *IndexCheck) beyond(ao uint64, av int64, bo uint64, bv int64) bool {
+	if c.kind == TimeIndex {
+		return ao > bo
+	}
+	return uint64(av) > uint64(bv)
 }
 
 // strictlyInOrder is inOrder with positions rising too: the neighbours of
@@ -278,7 +290,7 @@ func (c *IndexCheck) advance() {
 		}
 		c.read++
 		e := EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1}
-		bad := c.prev && (!c.inOrder(c.po, int64(c.pvv), o, v) || o == c.po && uint64(v) == c.pvv) // a copy of the entry before is out of order too
+		bad := c.prev && !c.inOrder(c.po, int64(c.pvv), o, v)
 		if !bad && i+1 < c.n {
 			// Too far ahead: not below the next entry, which is in order
 			// with the ones before.
@@ -286,7 +298,7 @@ func (c *IndexCheck) advance() {
 			if !ok {
 				return
 			}
-			bad = !c.inOrder(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
+			bad = c.beyond(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {
 		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next:
@@ -331,18 +343,26 @@ func (c *IndexCheck) judge(e EntryVerdict) {
 // settle judges the pending entry v, the record or damage concerned at
 // recordPos (-1: none), and takes the next.
 func (c *IndexCheck) settle(v Verdict, recordPos int64) {
-	e := c.pv
-	e.Verdict, e.RecordPos = v, recordPos
-	c.judge(e)
-	c.advance()
+	c.settleFound(v, recordPos, 0, 0, nil)
 }
 
 // settleFound is settle with what the log holds instead: an offset
 // (wrong position, no record, unchecked) or timestamp (wrong, backwards),
-// and the reason the bytes there fail.
+// and the reason the bytes there fail. An .index entry whose offset does
+// not rise past the last one judged is out of order, unless the record
+// at its position says better what is wrong.
 func (c *IndexCheck) settleFound(v Verdict, recordPos int64, off uint64, ts int64, reason error) {
 	e := c.pv
-	e.Verdict, e.RecordPos, e.FoundOffset, e.FoundTimestamp, e.Reason = v, recordPos, off, ts, reason
+	switch {
+	case v == VerdictWrongPosition || v == VerdictNoRecord:
+		// A wrong entry: the ones after it are ordered by the one before.
+		e.Verdict, e.RecordPos, e.FoundOffset = v, recordPos, off
+	case c.judged && e.Offset <= c.lastOff:
+		e.Verdict, e.Prev = VerdictOutOfOrder, c.lastOff
+	default:
+		e.Verdict, e.RecordPos, e.FoundOffset, e.FoundTimestamp, e.Reason = v, recordPos, off, ts, reason
+		c.judged, c.lastOff = true, e.Offset
+	}
 	c.judge(e)
 	c.advance()
 }
