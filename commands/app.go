@@ -61,7 +61,8 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "work directly on the data directory of a Kafka-style commit log",
 		Description: "seglog reads, writes, checks and repairs a commit log's segment files\n" +
 			"(data/<topic>/<partition>/<base-offset>.log|.index|.timeindex) with no daemon.\n" +
-			"Locks are flock(2) on directories: use it on local filesystems only.\n\n" +
+			"Locks are flock(2) on directories: use it on local filesystems only.\n" +
+			"'seglog help COMMAND [SUBCOMMAND]' or 'seglog COMMAND --help' shows a command's help.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs --create < app.log\n" +
 			"  seglog tail -f orders --format json\n" +
@@ -93,6 +94,10 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			kafkaCommand(),
 			completionCommand(), completeCommand(),
 		},
+		// Help is --help, -h and 'seglog help COMMAND' only (helpArgs):
+		// urfave/cli's help command (alias h), and the one it gives every
+		// command, would take a topic named h or help for a request.
+		HideHelpCommand: true,
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
@@ -105,8 +110,27 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
+		withoutHelpCommand(cmd, app.Name+" "+cmd.Name)
 	}
 	return app
+}
+
+// withoutHelpCommand keeps urfave/cli from giving cmd and its subcommands
+// a help subcommand, which 'seglog append h' would run instead of
+// appending to topic h. A command's --help then prints with the template
+// that subcommand chose. line is the command line up to cmd's name.
+func withoutHelpCommand(cmd *cli.Command, line string) {
+	cmd.HideHelpCommand = true
+	if len(cmd.Subcommands) == 0 && cmd.CustomHelpTemplate == "" {
+		cmd.CustomHelpTemplate = cli.CommandHelpTemplate
+	}
+	for _, sub := range cmd.Subcommands {
+		sub.OnUsageError = onUsageError
+		// Named before urfave/cli sets up the parent, for 'seglog help
+		// kafka export', which does not run it.
+		sub.HelpName = line + " " + sub.Name
+		withoutHelpCommand(sub, sub.HelpName)
+	}
 }
 
 func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
@@ -131,8 +155,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// quietly on, not a SIGPIPE that kills the process.
 	signal.Ignore(syscall.SIGPIPE)
 	app := NewApp(stdin, stdout, stderr)
-	args = normalizeArgs(app, args)
-	err := checkIntFlags(app, args)
+	args, err := helpArgs(app, normalizeArgs(app, args))
+	if err == nil {
+		err = checkIntFlags(app, args)
+	}
 	if err == nil {
 		err = app.Run(args)
 	}

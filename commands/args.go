@@ -123,3 +123,47 @@ func flagSpan(flags []cli.Flag, args []string, i int) int {
 	}
 	return 1
 }
+
+// helpArgs turns 'seglog help [COMMAND [SUBCOMMAND]]' into the --help
+// request it stands for ('seglog help kafka export' is 'seglog kafka
+// export --help'); a name that is no command is the usage error an
+// unknown command is. Other command lines are returned as they are.
+func helpArgs(app *cli.App, args []string) ([]string, error) {
+	i := 1
+	for i < len(args) && isFlag(args[i]) {
+		i += flagSpan(app.Flags, args, i)
+	}
+	if i >= len(args) || args[i] != "help" {
+		return args, nil
+	}
+	out := append([]string{}, args[:i]...)
+	var names []string
+	for j := i + 1; j < len(args); j++ {
+		switch a := args[j]; {
+		case a == "--":
+		case hasFlag(app.Flags, a):
+			n := flagSpan(app.Flags, args, j)
+			out = append(out, args[j:j+n]...)
+			j += n - 1
+		case isFlag(a) && !hasFlag([]cli.Flag{cli.HelpFlag}, a):
+			return nil, usagef("unknown flag %s (see 'seglog --help')", a)
+		case !isFlag(a):
+			names = append(names, a)
+		}
+	}
+	cmds := app.Commands
+	for n, name := range names {
+		var cmd *cli.Command
+		for _, c := range cmds {
+			if !c.Hidden && c.HasName(name) {
+				cmd = c
+			}
+		}
+		if cmd == nil {
+			return nil, usagef("help: unknown command %q (see '%s --help')", strings.Join(names[:n+1], " "),
+				strings.Join(append([]string{app.Name}, names[:n]...), " "))
+		}
+		cmds = cmd.Subcommands
+	}
+	return append(append(out, names...), "--help"), nil
+}
