@@ -69,6 +69,8 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"  seglog verify-crc orders\n" +
 			"  seglog retention-sweep --retention 7d   # from cron\n" +
 			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
+		// --version and -v, at the top only: urfave/cli adds the flag.
+		Version:   buildVersion(),
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Reader:    stdin,
@@ -92,7 +94,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			copyPartitionCommand(),
 			importPartitionCommand(), importCommand(),
 			kafkaCommand(),
-			completionCommand(), completeCommand(),
+			versionCommand(), completionCommand(), completeCommand(),
 		},
 		// Help is --help, -h and 'seglog help COMMAND' only (helpArgs):
 		// urfave/cli's help command (alias h), and the one it gives every
@@ -110,26 +112,27 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
-		withoutHelpCommand(cmd, app.Name+" "+cmd.Name)
+		setupHelp(cmd, cmd.Name)
 	}
 	return app
 }
 
-// withoutHelpCommand keeps urfave/cli from giving cmd and its subcommands
-// a help subcommand, which 'seglog append h' would run instead of
-// appending to topic h. A command's --help then prints with the template
-// that subcommand chose. line is the command line up to cmd's name.
-func withoutHelpCommand(cmd *cli.Command, line string) {
+// setupHelp keeps urfave/cli from giving cmd and its subcommands a help
+// subcommand, which 'seglog append h' would run instead of appending to
+// topic h, and ends a command's --help with its exit statuses. name is
+// the command line after "seglog " up to cmd's name ("kafka export").
+func setupHelp(cmd *cli.Command, name string) {
 	cmd.HideHelpCommand = true
 	if len(cmd.Subcommands) == 0 && cmd.CustomHelpTemplate == "" {
-		cmd.CustomHelpTemplate = cli.CommandHelpTemplate
+		// The template urfave/cli's help subcommand would have chosen.
+		cmd.CustomHelpTemplate = cli.CommandHelpTemplate + exitHelp(name)
 	}
 	for _, sub := range cmd.Subcommands {
 		sub.OnUsageError = onUsageError
 		// Named before urfave/cli sets up the parent, for 'seglog help
 		// kafka export', which does not run it.
-		sub.HelpName = line + " " + sub.Name
-		withoutHelpCommand(sub, sub.HelpName)
+		sub.HelpName = "seglog " + name + " " + sub.Name
+		setupHelp(sub, name+" "+sub.Name)
 	}
 }
 

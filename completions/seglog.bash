@@ -186,6 +186,7 @@ _seglog_flags() {
     kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    version) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -232,6 +233,7 @@ import' ;;
         esac ;;
     kafka-export) _seglog_reply "$(_seglog_call topics)" ;;
     kafka-import) _seglog_reply "$(_seglog_call topics)" ;;
+    version) : ;;
     completion)
         case $2 in
         0) _seglog_reply 'bash
@@ -255,6 +257,7 @@ copy-partition
 import-partition
 import
 kafka
+version
 completion
 help' ;;
     esac
@@ -322,7 +325,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

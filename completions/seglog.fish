@@ -123,7 +123,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, warnings or progress'
@@ -368,6 +368,9 @@ complete -c seglog -n '__seglog_using kafka-import' -l request-timeout -x -d 'gi
 complete -c seglog -n '__seglog_using kafka-import 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using kafka-import 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using kafka-import; and not __seglog_using kafka-import 0; and not __seglog_using kafka-import 1' -a '(__seglog_call topics)'
+
+# version
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a version -d 'print seglog\'s version and the revision it was built from'
 
 # completion
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a completion -d 'print the shell completion script for bash, zsh or fish'

@@ -158,6 +158,7 @@ _seglog_flags() {
     kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    version) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -202,13 +203,14 @@ _seglog_arg() {
         esac ;;
     kafka-export) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     kafka-import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    version) : ;;
     completion)
         case $2 in
         0) compadd -- bash zsh fish ;;
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help ;;
+    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help ;;
     esac
 }
 
@@ -237,6 +239,7 @@ _seglog_commands() {
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
         'import:append every record of a log in the simple store/index layout to a ...'
         'kafka:export a topic to a Kafka cluster, or import one from it'
+        'version:print seglog'\''s version and the revision it was built from'
         'completion:print the shell completion script for bash, zsh or fish'
         'help:show help for a command'
     )
