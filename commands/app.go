@@ -136,14 +136,11 @@ func setupHelp(cmd *cli.Command, name string) {
 	}
 }
 
+// onUsageError words what the flag package refused (a flag without its
+// value, a bad bool) as seglog's usage errors are; unknown flags never
+// get this far (checkFlags).
 func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		if len(name) > 1 {
-			name = "-" + name // Go's flag package shows one dash whatever was typed
-		}
-		msg = "unknown flag -" + name
-	}
 	where := "seglog"
 	if isSubcommand && c.Command != nil {
 		where = c.Command.HelpName // "seglog kafka export" for a subcommand
@@ -159,15 +156,22 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGPIPE)
 	app := NewApp(stdin, stdout, stderr)
 	args, err := helpArgs(app, normalizeArgs(app, args))
+	var typed []typedFlag
 	if err == nil {
-		err = checkIntFlags(app, args)
+		typed, err = checkFlags(app, args)
 	}
 	if err == nil {
 		err = app.Run(args)
 	}
 	code := exitCode(err)
 	if err != nil && code != exitOK && !errors.Is(err, errProblemsFound) {
-		fmt.Fprintf(stderr, "seglog: %s\n", errorLine(err))
+		line := errorLine(err)
+		if code == exitUsage {
+			// About what was typed, so in its words; advice in runtime
+			// errors ("name the right one with --data-dir") stays as it is.
+			line = asTyped(line, typed)
+		}
+		fmt.Fprintf(stderr, "seglog: %s\n", line)
 	}
 	return code
 }

@@ -51,7 +51,7 @@ func copyPartitionCommand() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
 			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing destination partition"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing destination partition"},
 			&cli.StringFlag{Name: "throttle", Usage: "copy at most `RATE` bytes a second (e.g. 50M, 1GB)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
@@ -107,8 +107,8 @@ func topicPartitionArgs(c *cli.Context) (string, int, error) {
 	}
 	arg := c.Args().Get(1)
 	part, err := strconv.Atoi(arg)
-	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" {
-		return "", 0, usagef("%s: invalid partition %q (a partition number: 0, 1, ...)", name, arg)
+	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" || !isDecimal(arg) {
+		return "", 0, usagef("%s: invalid partition %q (a partition number in decimal: 0, 1, ...)", name, arg)
 	}
 	return topic, part, nil
 }

@@ -46,7 +46,7 @@ func quarantineCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "only partition `P`", DefaultText: "all"},
 			&cli.StringFlag{Name: "older-than", Usage: "purge: only pieces saved more than `DURATION` ago"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "purge: print what would be deleted, delete nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "purge: print what would be deleted, delete nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a table"},
 		},
 		Action: func(c *cli.Context) error {

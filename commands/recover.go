@@ -57,7 +57,7 @@ func recoverCommand() *cli.Command {
 			"  seglog recover orders --partition 2 --salvage --json",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "recover only partition `P`", DefaultText: "all"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the exact plan and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the exact plan and change nothing"},
 			&cli.BoolFlag{Name: "salvage", Usage: "split segments around corrupt records to rescue the valid records after them"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},

@@ -61,7 +61,7 @@ func retentionSweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "retention-bytes", Usage: "delete the oldest segments while the partition keeps at least `SIZE` without them", DefaultText: "the topic's setting"},
 			&cli.StringFlag{Name: "now", Usage: "apply the rules as at `TIME` (RFC 3339, or a duration ago)", DefaultText: "now"},
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "sweep only partition `P`", DefaultText: "all"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would be deleted and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for a topic's maintenance lock without limit"},
 			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a topic's maintenance lock", DefaultText: "2s"},
