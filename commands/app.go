@@ -76,7 +76,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:    stdin,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, warnings or progress (errors still)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, notes, warnings or progress, only what a script needs (errors still)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		},
 		Commands: []*cli.Command{

@@ -41,7 +41,8 @@ func copyPartitionCommand() *cli.Command {
 			"are removed by the next copy into that topic, and by recover.\n\n" +
 			"--to - writes the partition to stdout as a tar stream that 'seglog import-partition'\n" +
 			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
-			"stream cut short is an error on both ends. The summary then goes to stderr.\n\n" +
+			"stream cut short is an error on both ends. The summary then goes to stderr.\n" +
+			"With --quiet a copy prints nothing (--json still prints its JSON on stdout).\n\n" +
 			"Examples:\n" +
 			"  seglog copy-partition orders 0 --to ./new/data\n" +
 			"  seglog copy-partition orders 0 --to ./data --to-topic orders-v2 --to-partition 3\n" +
@@ -199,10 +200,7 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 	if err != nil {
 		return lockAdvice(err, opts.LockWait)
 	}
-	if e.quiet && out == e.stderr {
-		return nil
-	}
-	return writeCopySummary(out, rep, asJSON)
+	return writeCopySummary(e, out, rep, asJSON)
 }
 
 // copySummaryJSON is the --json summary of copy-partition and
@@ -224,7 +222,12 @@ type copySummaryJSON struct {
 }
 
 // writeCopySummary prints what a copy or import did: a table, or JSON.
-func writeCopySummary(w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+// --quiet drops the table, and a summary on stderr (beside --to -);
+// JSON asked for on stdout stays, for scripts.
+func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	if e.quiet && (!asJSON || w == e.stderr) {
+		return nil
+	}
 	total := rep.Bytes + rep.IndexBytes
 	rate := int64(0)
 	if s := rep.Duration.Seconds(); s > 0 {

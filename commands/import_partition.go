@@ -55,7 +55,7 @@ func importPartitionCommand() *cli.Command {
 			if err != nil {
 				return lockAdvice(err, opts.LockWait)
 			}
-			return writeCopySummary(e.stdout, rep, c.Bool("json"))
+			return writeCopySummary(e, e.stdout, rep, c.Bool("json"))
 		},
 	}
 }

@@ -118,7 +118,9 @@ func runQuarantine(e *env, o quarantineOptions) error {
 		if err := writeQuarantineJSON(e, purged, &o); err != nil {
 			return err
 		}
-	} else {
+	} else if o.dryRun || !e.quiet {
+		// What a dry run would purge is its product; what was purged, a
+		// summary --quiet drops.
 		verb := "purged"
 		if o.dryRun {
 			verb = "would purge"
@@ -143,6 +145,9 @@ const quarantineNumeric = "PARTITION FROM BYTES"
 func writeQuarantineTable(e *env, entries []logstore.QuarantineEntry) error {
 	var b bytes.Buffer
 	if len(entries) == 0 {
+		if e.quiet {
+			return nil // an empty listing says it
+		}
 		fmt.Fprintf(&b, "the quarantine (%s) is empty\n", filepath.Join(e.dataDir, logstore.QuarantineDir))
 		_, err := e.stdout.Write(b.Bytes())
 		return err

@@ -126,7 +126,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a 
 complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
-complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, warnings or progress'
+complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
 complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
 
 # create
