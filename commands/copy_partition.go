@@ -41,7 +41,8 @@ func copyPartitionCommand() *cli.Command {
 			"are removed by the next copy into that topic, and by recover.\n\n" +
 			"--to - writes the partition to stdout as a tar stream that 'seglog import-partition'\n" +
 			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
-			"stream cut short is an error on both ends. The summary then goes to stderr.\n\n" +
+			"stream cut short is an error on both ends. The summary then goes to stderr.\n" +
+			"With --quiet a copy prints nothing (--json still prints its JSON on stdout).\n\n" +
 			"Examples:\n" +
 			"  seglog copy-partition orders 0 --to ./new/data\n" +
 			"  seglog copy-partition orders 0 --to ./data --to-topic orders-v2 --to-partition 3\n" +
@@ -51,7 +52,7 @@ func copyPartitionCommand() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
 			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing destination partition"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing destination partition"},
 			&cli.StringFlag{Name: "throttle", Usage: "copy at most `RATE` bytes a second (e.g. 50M, 1GB)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
@@ -107,8 +108,8 @@ func topicPartitionArgs(c *cli.Context) (string, int, error) {
 	}
 	arg := c.Args().Get(1)
 	part, err := strconv.Atoi(arg)
-	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" {
-		return "", 0, usagef("%s: invalid partition %q (a partition number: 0, 1, ...)", name, arg)
+	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" || !isDecimal(arg) {
+		return "", 0, usagef("%s: invalid partition %q (a partition number in decimal: 0, 1, ...)", name, arg)
 	}
 	return topic, part, nil
 }
@@ -199,10 +200,7 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 	if err != nil {
 		return lockAdvice(err, opts.LockWait)
 	}
-	if e.quiet && out == e.stderr {
-		return nil
-	}
-	return writeCopySummary(out, rep, asJSON)
+	return writeCopySummary(e, out, rep, asJSON)
 }
 
 // copySummaryJSON is the --json summary of copy-partition and
@@ -224,7 +222,12 @@ type copySummaryJSON struct {
 }
 
 // writeCopySummary prints what a copy or import did: a table, or JSON.
-func writeCopySummary(w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+// --quiet drops the table, and a summary on stderr (beside --to -);
+// JSON asked for on stdout stays, for scripts.
+func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	if e.quiet && (!asJSON || w == e.stderr) {
+		return nil
+	}
 	total := rep.Bytes + rep.IndexBytes
 	rate := int64(0)
 	if s := rep.Duration.Seconds(); s > 0 {

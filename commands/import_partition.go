@@ -27,7 +27,7 @@ func importPartitionCommand() *cli.Command {
 			"  seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0\n" +
 			"  seglog import-partition orders 3 --force < orders-0.tar",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing partition"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
 			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a lock another process holds", DefaultText: "2s"},
@@ -55,7 +55,7 @@ func importPartitionCommand() *cli.Command {
 			if err != nil {
 				return lockAdvice(err, opts.LockWait)
 			}
-			return writeCopySummary(e.stdout, rep, c.Bool("json"))
+			return writeCopySummary(e, e.stdout, rep, c.Bool("json"))
 		},
 	}
 }

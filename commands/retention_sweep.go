@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,10 @@ func retentionSweepCommand() *cli.Command {
 			"start. A sweep that was interrupted is finished by 'seglog recover'.\n\n" +
 			"Prints a table per partition: each segment's records, bytes, newest timestamp,\n" +
 			"decision (deleted, would delete, kept, future timestamps) and why; then the\n" +
-			"totals. No TOPIC: every topic; topics without a retention setting are listed as\n" +
+			"totals. With --quiet, only the partitions segments went from (or would, with\n" +
+			"--dry-run) or whose timestamps keep one, with those segments' rows: nothing\n" +
+			"when nothing goes.\n\n" +
+			"No TOPIC: every topic; topics without a retention setting are listed as\n" +
 			"skipped, and a topic whose maintenance lock stays held (a copy, a recover) is\n" +
 			"skipped with a warning, and the exit status is 0 if all else went well. A named\n" +
 			"topic without a rule, or with its lock held, is an error (exit status 1), and so\n" +
@@ -63,7 +67,7 @@ func retentionSweepCommand() *cli.Command {
 			&cli.StringFlag{Name: "retention-bytes", Usage: "delete the oldest segments while the partition keeps at least `SIZE` without them", DefaultText: "the topic's setting"},
 			&cli.StringFlag{Name: "now", Usage: "apply the rules as at `TIME` (RFC 3339, or a duration ago)", DefaultText: "now"},
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "sweep only partition `P`", DefaultText: "all"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would be deleted and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for a topic's maintenance lock without limit"},
 			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a topic's maintenance lock", DefaultText: "2s"},
@@ -168,7 +172,9 @@ func runSweep(e *env, o sweepOptions) error {
 			// Over every topic, a topic nobody set a retention for is one
 			// to keep whole, not a failure.
 			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: errors.New("no retention set")})
-			fmt.Fprintf(&b, "topic %s: skipped, no retention set\n", topic)
+			if !e.quiet {
+				fmt.Fprintf(&b, "topic %s: skipped, no retention set\n", topic)
+			}
 			if err := emit(&b); err != nil {
 				return err
 			}
@@ -188,7 +194,7 @@ func runSweep(e *env, o sweepOptions) error {
 		for _, f := range ts.Failed {
 			run.probs = append(run.probs, f.Err)
 		}
-		if err := run.writeTopic(&b, ts); err != nil {
+		if err := run.writeTopic(&b, ts, e.quiet); err != nil {
 			return err
 		}
 		if err := emit(&b); err != nil {
@@ -204,7 +210,7 @@ func runSweep(e *env, o sweepOptions) error {
 		if err := run.writeJSON(e.stdout); err != nil {
 			return err
 		}
-	} else if len(run.topics) > 0 || len(run.probs) == 0 {
+	} else if !e.quiet && (len(run.topics) > 0 || len(run.probs) == 0) {
 		if err := run.writeTotals(e.stdout, blocks.blocks > 0); err != nil {
 			return err
 		}
@@ -248,11 +254,23 @@ var sweepHeader = []string{"SEGMENT", "RECORDS", "BYTES", "NEWEST", "DECISION", 
 const sweepNumeric = "RECORDS BYTES"
 
 // writeTopic prints a topic's rules, then a title line and a table for
-// each partition.
-func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep) error {
-	fmt.Fprintf(w, "topic %s: %s\n", ts.Topic, run.rules(ts))
+// each partition. quiet keeps only what changed or is wrong: the
+// partitions with segments deleted or kept by timestamps in the future or
+// hidden by damage, with those segments' rows.
+func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep, quiet bool) error {
+	notable := func(ss logstore.SegmentSweep) bool {
+		return !quiet || ss.Decision == logstore.SweepDeleted || ss.Decision == logstore.SweepWouldDelete || ss.Future || ss.Damage != nil
+	}
+	if !quiet {
+		fmt.Fprintf(w, "topic %s: %s\n", ts.Topic, run.rules(ts))
+	}
 	for _, p := range ts.Partitions {
-		w.WriteByte('\n')
+		if quiet && !slices.ContainsFunc(p.Segments, notable) {
+			continue
+		}
+		if w.Len() > 0 {
+			w.WriteByte('\n')
+		}
 		n, size := p.Deleted()
 		title := fmt.Sprintf("partition %s/%d (%s): ", p.Topic, p.Partition, p.Dir)
 		switch {
@@ -270,6 +288,9 @@ func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep) error {
 		}
 		rows := make([][]string, 0, len(p.Segments))
 		for _, ss := range p.Segments {
+			if !notable(ss) {
+				continue
+			}
 			rows = append(rows, []string{ss.Name, strconv.FormatUint(ss.Records, 10), strconv.FormatInt(ss.Bytes, 10),
 				run.newestCell(ss), string(ss.Decision), run.reason(ts, p, ss)})
 		}
