@@ -178,7 +178,7 @@ _seglog_flags() {
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     recover) echo '--partition -p --dry-run -n --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    retention-sweep) echo '--retention --retention-bytes --now --partition -p --dry-run -n --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run -n --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     quarantine) echo '--partition -p --older-than --dry-run -n --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
