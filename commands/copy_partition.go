@@ -34,7 +34,8 @@ func copyPartitionCommand() *cli.Command {
 			"a reflink where the filesystem shares blocks), checked record by record (CRC,\n" +
 			"offsets) with its indexes kept or rebuilt if the source's are damaged, synced, and\n" +
 			"only then renamed into place: no half-copied partition is ever visible. A damaged\n" +
-			"source is refused, naming the file and byte. An existing destination partition is\n" +
+			"source is refused, naming the file and byte, and so is one whose .gaps.json records\n" +
+			"a gap over offsets its segments hold. An existing destination partition is\n" +
 			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
 			"writer lock (so never under a running append) and removes the old one. A topic\n" +
 			"the copy creates gets the source topic's settings. Leftovers of an interrupted copy\n" +

@@ -19,7 +19,9 @@ func importPartitionCommand() *cli.Command {
 			"every record as it arrives (CRC, offsets), keeps or rebuilds the indexes, syncs,\n" +
 			"and renames the result into place as partition PARTITION of TOPIC, the way\n" +
 			"copy-partition places a copy: a stream that is cut short, damaged or not one at\n" +
-			"all leaves nothing behind (exit status 1). TOPIC is created if need be, with the\n" +
+			"all leaves nothing behind (exit status 1); so does one whose topic settings are\n" +
+			"not what 'seglog create' stores, or whose recorded gaps (.gaps.json) cover offsets\n" +
+			"its segments hold or reach past its next offset. TOPIC is created if need be, with the\n" +
 			"source topic's settings when the stream carries them. An existing partition is\n" +
 			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
 			"writer lock and removes the old one.\n\n" +

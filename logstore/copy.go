@@ -72,6 +72,7 @@ type copySource struct {
 	dir      string
 	segs     []copySegment
 	gaps     []byte // the partition's .gaps.json, nil when none
+	gapList  []Gap  // what it records
 	settings []byte // the topic's settings file, nil when none
 	lock     *dirLock
 	total    int64 // bytes of every file the copy takes
@@ -109,11 +110,22 @@ func (src *copySource) plan(topicDir string) error {
 	if err != nil {
 		return err
 	}
-	if src.settings, err = readOptional(filepath.Join(topicDir, settingsFile)); err != nil {
+	settings := filepath.Join(topicDir, settingsFile)
+	if src.settings, err = readOptional(settings); err != nil {
 		return err
 	}
-	if src.gaps, err = readOptional(filepath.Join(src.dir, GapsFile)); err != nil {
+	// The topic's settings were read once already, and may have changed.
+	if _, err := parseSettings(src.settings); src.settings != nil && err != nil {
+		return settingsError(settings, err)
+	}
+	gaps := filepath.Join(src.dir, GapsFile)
+	if src.gaps, err = readOptional(gaps); err != nil {
 		return err
+	}
+	if src.gaps != nil {
+		if src.gapList, err = parseGaps(src.gaps); err != nil {
+			return fmt.Errorf("%w: %s: %v; %s", ErrInvalidGaps, gaps, err, gapsAdvice)
+		}
 	}
 	intervals, err := recIntervals(segs, 0)
 	if err != nil {
@@ -154,6 +166,9 @@ func (cs *copySegment) planActive() error {
 }
 
 func (src *copySource) close() { src.lock.Unlock() }
+
+// gapsAdvice is what to do with a source's gaps file that is wrong.
+const gapsAdvice = "fix it or remove it (verify-crc then reports the offsets missing as lost data), then copy again"
 
 // readOptional reads a small file that may not exist (nil then).
 func readOptional(path string) ([]byte, error) {
@@ -199,7 +214,8 @@ func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptio
 		}
 		return rep, err
 	}
-	b, err := dst.beginBuild(opts, src.settings, &rep)
+	b, err := dst.beginBuild(opts, buildMeta{settings: src.settings, gaps: src.gaps,
+		gapCheck: newGapCheck(filepath.Join(src.dir, GapsFile), src.gapList), gapsAdvice: gapsAdvice}, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -210,7 +226,7 @@ func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptio
 			return rep, err
 		}
 	}
-	if err := b.finish(src.gaps); err != nil {
+	if err := b.finish(); err != nil {
 		return rep, err
 	}
 	if err := b.place(src.lock); err != nil {
@@ -261,14 +277,25 @@ type partitionBuild struct {
 	placed   bool
 	newTopic bool   // the build made topicDir
 	next     uint64 // offset after the last segment built
+	meta     buildMeta
 	syncer   *syncer
+}
+
+// buildMeta is what a build carries besides segments: the topic's
+// settings file and the partition's gaps file as they were read (nil:
+// none), and a check of the gaps against the segments built.
+type buildMeta struct {
+	settings, gaps []byte
+	gapCheck       *gapCheck
+	gapsAdvice     string // what to do with gaps that are wrong
 }
 
 const buildPrefix = ".copy-"
 
-func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (*partitionBuild, error) {
+func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*partitionBuild, error) {
+	settings := meta.settings
 	b := &partitionBuild{s: s, opts: opts, rep: rep, topicDir: filepath.Join(s.dir, opts.ToTopic),
-		final: s.PartitionDir(opts.ToTopic, opts.ToPartition)}
+		final: s.PartitionDir(opts.ToTopic, opts.ToPartition), meta: meta}
 	rep.Dir = b.final
 	if opts.ToPartition < 0 {
 		return nil, fmt.Errorf("invalid destination partition %d", opts.ToPartition)
@@ -510,6 +537,7 @@ func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []fi
 	}
 	b.next = check.next
 	b.rep.Next = b.next
+	b.meta.gapCheck.segment(seg, b.next)
 	for _, f := range files {
 		if fi, err := f.Stat(); err == nil {
 			_ = f.StartWriteback(0, fi.Size())
@@ -555,14 +583,19 @@ func (s *syncer) wait() error {
 	return <-s.done
 }
 
-// finish syncs what is left of the build and adds the partition's gaps
-// file, then syncs the directory: the build is whole on disk.
-func (b *partitionBuild) finish(gaps []byte) error {
+// finish checks the gaps the partition records against its segments,
+// syncs what is left of the build and adds the gaps file, then syncs the
+// directory: the build is whole on disk.
+func (b *partitionBuild) finish() error {
+	b.meta.gapCheck.end(b.next)
+	if err := b.meta.gapCheck.err(b.meta.gapsAdvice); err != nil {
+		return err
+	}
 	if err := b.syncer.wait(); err != nil {
 		return err
 	}
-	if gaps != nil {
-		if err := b.s.writeFileAtomic(filepath.Join(b.tmp, GapsFile), gaps); err != nil {
+	if b.meta.gaps != nil {
+		if err := b.s.writeFileAtomic(filepath.Join(b.tmp, GapsFile), b.meta.gaps); err != nil {
 			return err
 		}
 	}

@@ -232,9 +232,8 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 		return ts, fmt.Errorf("topic %s: %w", topic, err)
 	}
 	ts.Stored = st
-	// Zero or less stored is no rule (Kafka stores -1 for "unlimited").
-	ts.Retention, ts.RetentionSource = retentionRule(max(st.Retention, 0), opts.Retention, opts.Override)
-	ts.RetentionBytes, ts.RetentionBytesSource = retentionRule(max(st.RetentionBytes, 0), opts.RetentionBytes, opts.Override)
+	ts.Retention, ts.RetentionSource = retentionRule(st.Retention, opts.Retention, opts.Override)
+	ts.RetentionBytes, ts.RetentionBytesSource = retentionRule(st.RetentionBytes, opts.RetentionBytes, opts.Override)
 	if ts.Retention == 0 && ts.RetentionBytes == 0 {
 		return ts, fmt.Errorf("topic %s: %w (none given, none stored in %s)", topic, ErrNoRetention, settings)
 	}

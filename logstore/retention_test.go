@@ -712,9 +712,9 @@ func TestRetentionRules(t *testing.T) {
 	if !errors.Is(err, ErrNoRetention) || !strings.Contains(err.Error(), settingsFile) {
 		t.Errorf("no rule: %v", err)
 	}
-	// A rule of zero or less is no rule (Kafka stores -1 for "unlimited").
+	// A rule out of create's range is no rule to guess at.
 	recWrite(t, filepath.Join(s.Dir(), "t", settingsFile), []byte(`{"retention": "-1ns", "retention_bytes": -1}`))
-	if _, err := s.RetentionSweep("t", -1, RetentionOptions{Now: now}); !errors.Is(err, ErrNoRetention) {
+	if _, err := s.RetentionSweep("t", -1, RetentionOptions{Now: now}); !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), settingsFile) {
 		t.Errorf("negative settings: %v", err)
 	}
 

@@ -54,13 +54,6 @@ func durationString(d time.Duration) string {
 	return d.String()
 }
 
-func parseStoredDuration(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return time.ParseDuration(s)
-}
-
 // Store is a data directory.
 type Store struct {
 	dir string
@@ -115,28 +108,6 @@ func (s *Store) Topic(name string) (*Topic, error) {
 		return nil, err
 	}
 	return &Topic{Name: name, Dir: dir, Partitions: n, Settings: st}, nil
-}
-
-func readSettings(path string) (Settings, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Settings{}, nil
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("read topic settings: %w", err)
-	}
-	var j settingsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
-	}
-	st := Settings{SegmentBytes: j.SegmentBytes, IndexInterval: j.IndexInterval, RetentionBytes: j.RetentionBytes}
-	if st.RollAfter, err = parseStoredDuration(j.RollAfter); err == nil {
-		st.Retention, err = parseStoredDuration(j.Retention)
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
-	}
-	return st, nil
 }
 
 // Topics lists the data directory's topics by name, with those that are
@@ -247,6 +218,16 @@ func (s *Store) buildTopic(dir string, partitions int, st Settings) error {
 }
 
 func (s *Store) writeSettings(dir string, st Settings) error {
+	b, err := encodeSettings(st)
+	if err != nil {
+		return err
+	}
+	return s.writeFileAtomic(filepath.Join(dir, settingsFile), b)
+}
+
+// encodeSettings is the settings file holding st, which parseSettings
+// reads back.
+func encodeSettings(st Settings) ([]byte, error) {
 	b, err := json.MarshalIndent(settingsJSON{
 		SegmentBytes:   st.SegmentBytes,
 		IndexInterval:  st.IndexInterval,
@@ -254,10 +235,7 @@ func (s *Store) writeSettings(dir string, st Settings) error {
 		Retention:      durationString(st.Retention),
 		RetentionBytes: st.RetentionBytes,
 	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return s.writeFileAtomic(filepath.Join(dir, settingsFile), append(b, '\n'))
+	return append(b, '\n'), err
 }
 
 // writeFileAtomic replaces path with data (see writeFileDurably).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/seglog/seglog/format"
@@ -117,11 +118,13 @@ func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOp
 	}
 	pace := newPacer(opts.Throttle, src.total, opts.Progress)
 	buf := make([]byte, copyPiece)
+	gaps := newGapCheck(filepath.Join(src.dir, GapsFile), src.gapList)
 	for i, cs := range src.segs {
 		next, err := exportSegment(tw, cs, pace, buf)
 		if err != nil {
 			return rep, err
 		}
+		gaps.segment(cs.seg, next)
 		if i == 0 {
 			rep.Start = cs.seg.base
 		} else if cs.seg.base < rep.Next {
@@ -132,6 +135,11 @@ func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOp
 		rep.Bytes += cs.log
 		rep.IndexBytes += cs.index + cs.timeidx
 		rep.Next = next
+	}
+	// Before the end entry: a stream carrying a wrong gap is not whole.
+	gaps.end(rep.Next)
+	if err := gaps.err(gapsAdvice); err != nil {
+		return rep, err
 	}
 	if err := writeStreamJSON(tw, streamEnd, streamEndJSON{Segments: rep.Segments, Records: rep.Records, Next: rep.Next}); err != nil {
 		return rep, err
@@ -252,13 +260,22 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 		if settings, err = in.small(settingsFile); err != nil {
 			return rep, err
 		}
+		// Taken as they are, bad ones would make the topic unreadable.
+		if _, err := parseSettings(settings); err != nil {
+			return rep, fmt.Errorf("%w: its %s is not the settings of a topic: %v", ErrStream, settingsFile, err)
+		}
 	}
+	var gapList []Gap
 	if m.Gaps {
 		if gaps, err = in.small(GapsFile); err != nil {
 			return rep, err
 		}
+		if gapList, err = parseGaps(gaps); err != nil {
+			return rep, fmt.Errorf("%w: its %s is not a record of gaps: %v", ErrStream, GapsFile, err)
+		}
 	}
-	b, err := s.beginBuild(opts, settings, &rep)
+	b, err := s.beginBuild(opts, buildMeta{settings: settings, gaps: gaps, gapCheck: newGapCheck("the stream's "+GapsFile, gapList),
+		gapsAdvice: "the stream is refused"}, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -282,7 +299,7 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 		return rep, fmt.Errorf("%w: its end entry says %d segments, %d records, next offset %d; it held %d, %d, %d",
 			ErrStream, end.Segments, end.Records, end.Next, rep.Segments, rep.Records, rep.Next)
 	}
-	if err := b.finish(gaps); err != nil {
+	if err := b.finish(); err != nil {
 		return rep, err
 	}
 	if err := b.place(nil); err != nil {
