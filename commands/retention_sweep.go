@@ -149,6 +149,7 @@ func runSweep(e *env, o sweepOptions) error {
 			return err
 		}
 		topics = withoutLinks(e, store, "retention-sweep", topics)
+		warnHalfMadeTopics(e, store)
 	}
 	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Override: o.override,
 		Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,

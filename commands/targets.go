@@ -35,9 +35,13 @@ func topicTargets(e *env, args []string) ([]string, error) {
 	if len(args) > 0 {
 		return args, nil
 	}
-	names, err := logstore.Open(e.dataDir).Topics()
+	store := logstore.Open(e.dataDir)
+	names, err := store.Topics()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("data directory %s does not exist (name the right one with --data-dir or SEGLOG_DATA_DIR)", e.dataDir)
+	}
+	if err == nil {
+		warnHalfMadeTopics(e, store)
 	}
 	return names, err
 }

@@ -265,7 +265,7 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 	}
 	switch {
 	case n == 0:
-		return ts, fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, ts.Dir, ErrPartitionNotFound)
+		return ts, noPartitionsError(topic, ts.Dir)
 	case only >= n:
 		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, n-1, only, ErrPartitionNotFound)
 	}

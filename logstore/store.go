@@ -96,7 +96,7 @@ func (s *Store) Topic(name string) (*Topic, error) {
 		return nil, fmt.Errorf("open topic %s: %w", name, err)
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("topic %s (%s) has no partition directories: %w", name, dir, ErrPartitionNotFound)
+		return nil, noPartitionsError(name, dir)
 	}
 	for p := 0; p < n; p++ {
 		if !present[p] {
@@ -113,27 +113,47 @@ func (s *Store) Topic(name string) (*Topic, error) {
 // Topics lists the data directory's topics by name, with those that are
 // symbolic links to directories (read through, never changed: see
 // TopicIsLink). Entries that are not valid topic names (seglog's own
-// dot-files, editor leftovers) are skipped.
+// dot-files, editor leftovers) are skipped, and so are the half-made
+// topic directories interrupted copies of older versions left, which
+// hold no partition (see HalfMadeTopics).
 func (s *Store) Topics() ([]string, error) {
+	topics, _, err := s.listTopics()
+	return topics, err
+}
+
+// HalfMadeTopics lists the directories of the data directory that have a
+// topic's name and hold what an interrupted copy or import into a new
+// topic left: no partition, only settings or build directories. They are
+// no topics; recover removes them.
+func (s *Store) HalfMadeTopics() ([]string, error) {
+	_, half, err := s.listTopics()
+	return half, err
+}
+
+func (s *Store) listTopics() (topics, halfMade []string, err error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
-	var names []string
 	for _, e := range entries {
 		if format.ValidateTopic(e.Name()) != nil {
 			continue
 		}
+		path := filepath.Join(s.dir, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
-			if fi, err := os.Stat(filepath.Join(s.dir, e.Name())); err != nil || !fi.IsDir() {
+			if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 				continue
 			}
 		} else if !e.IsDir() {
 			continue
 		}
-		names = append(names, e.Name())
+		if halfMadeTopic(path) {
+			halfMade = append(halfMade, e.Name())
+			continue
+		}
+		topics = append(topics, e.Name())
 	}
-	return names, nil
+	return topics, halfMade, nil
 }
 
 // TopicIsLink reports whether the topic's directory is a symbolic link:
@@ -368,6 +388,15 @@ func (s *Store) OpenPartition(topic string, partition int) (*Partition, error) {
 		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
 	}
 	return OpenPartitionDir(s.PartitionDir(topic, partition), fmt.Sprintf("%s/%d", topic, partition))
+}
+
+// noPartitionsError is the error for a topic directory holding no
+// partition directory; for a half-made one, with what to do.
+func noPartitionsError(topic, dir string) error {
+	if halfMadeTopic(dir) {
+		return fmt.Errorf("topic %s (%s) has no partition directories: %w; it is what an interrupted copy or import into a new topic left, and 'seglog recover' removes it", topic, dir, ErrPartitionNotFound)
+	}
+	return fmt.Errorf("topic %s (%s) has no partition directories: %w", topic, dir, ErrPartitionNotFound)
 }
 
 // partitionDirs lists a topic directory's partition directories: the

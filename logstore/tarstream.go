@@ -84,11 +84,12 @@ type streamEndJSON struct {
 // that ImportPartition reads: the same segments and bytes CopyPartition
 // would copy, each record checked on the way; a damaged source ends the
 // stream without its end entry and with an error saying where.
-func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOptions) (CopyReport, error) {
+func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts = opts.withDefaults(topic, part)
-	rep := CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: "-"}
-	src, err := s.openCopySource(topic, part, opts.LockWait)
+	defer interruptedError(&err, opts.Interrupt)
+	rep = CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: "-"}
+	src, err := s.openCopySource(topic, part, opts.LockWait, opts.Interrupt)
 	if err != nil {
 		return rep, err
 	}
@@ -116,7 +117,7 @@ func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOp
 			}
 		}
 	}
-	pace := newPacer(opts.Throttle, src.total, opts.Progress)
+	pace := newPacer(opts.Throttle, src.total, opts.Progress, opts.Interrupt)
 	buf := make([]byte, copyPiece)
 	gaps := newGapCheck(filepath.Join(src.dir, GapsFile), src.gapList)
 	for i, cs := range src.segs {
@@ -202,7 +203,9 @@ func exportFile(tw *tar.Writer, path string, n int64, pace *pacer, buf []byte, c
 			return err
 		}
 		at += int64(len(piece))
-		pace.add(int64(len(piece)))
+		if err := pace.add(int64(len(piece))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -232,11 +235,12 @@ var ErrStream = errors.New("logstore: not a whole partition stream")
 // partition part of topic, checked and placed the way CopyPartition places
 // a copy (opts.ToTopic and ToPartition are ignored). A stream that is cut
 // short, damaged or not one at all leaves nothing behind.
-func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOptions) (CopyReport, error) {
+func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts.ToTopic, opts.ToPartition = topic, part
 	opts = opts.withDefaults(topic, part)
-	rep := CopyReport{To: fmt.Sprintf("%s/%d", topic, part)}
+	defer interruptedError(&err, opts.Interrupt)
+	rep = CopyReport{To: fmt.Sprintf("%s/%d", topic, part)}
 	if err := format.ValidateTopic(topic); err != nil {
 		return rep, err
 	}
@@ -255,7 +259,6 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 	}
 	rep.From = fmt.Sprintf("%s/%d", m.Topic, m.Partition)
 	var settings, gaps []byte
-	var err error
 	if m.Settings {
 		if settings, err = in.small(settingsFile); err != nil {
 			return rep, err
@@ -279,12 +282,12 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 	if err != nil {
 		return rep, err
 	}
-	defer b.abort()
+	defer b.end(&err)
 	var total int64
 	for _, sm := range m.Segments {
 		total += sm.LogBytes + sm.IndexBytes + sm.TimeIndex
 	}
-	pace := newPacer(0, total, opts.Progress)
+	pace := newPacer(0, total, opts.Progress, opts.Interrupt)
 	buf := make([]byte, copyPiece)
 	for _, sm := range m.Segments {
 		if err := b.importSegment(in, sm, pace, buf); err != nil {
@@ -413,7 +416,9 @@ func (in *streamReader) copyTo(name string, w io.Writer, size int64, pace *pacer
 				return werr
 			}
 			done += int64(n)
-			pace.add(int64(n))
+			if err := pace.add(int64(n)); err != nil {
+				return err
+			}
 		}
 		if err != nil && done < size {
 			return in.cut(name, err)
