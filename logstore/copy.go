@@ -203,7 +203,6 @@ func fileSize(path string) int64 {
 func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts = opts.withDefaults(topic, part)
-	defer interruptedError(&err, opts.Interrupt)
 	rep = CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: fmt.Sprintf("%s/%d", opts.ToTopic, opts.ToPartition)}
 	if err := format.ValidateTopic(opts.ToTopic); err != nil {
 		return rep, err
@@ -371,10 +370,10 @@ func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*
 // named adds the destination to an error of the filesystem that names a
 // path inside the build: a temporary name the user never chose.
 func (b *partitionBuild) named(err error) error {
+	inside := func(p string) bool { return p == b.root || strings.HasPrefix(p, b.root+string(filepath.Separator)) }
 	var pe *fs.PathError
 	var le *os.LinkError
-	if errors.As(err, &pe) && strings.HasPrefix(pe.Path, b.root) ||
-		errors.As(err, &le) && (strings.HasPrefix(le.Old, b.root) || strings.HasPrefix(le.New, b.root)) {
+	if errors.As(err, &pe) && inside(pe.Path) || errors.As(err, &le) && (inside(le.Old) || inside(le.New)) {
 		return fmt.Errorf("destination %s (%s): %w", b.rep.To, b.final, err)
 	}
 	return err
@@ -791,15 +790,6 @@ func (b *partitionBuild) end(err *error) {
 // ErrInterrupted means a copy or import gave up when asked to
 // (CopyOptions.Interrupt), leaving nothing behind.
 var ErrInterrupted = errors.New("logstore: interrupted")
-
-// interruptedError makes *err ErrInterrupted when the failure came with
-// stop closed: what failed then (a stream cut short, a lock not taken)
-// is the interruption's doing.
-func interruptedError(err *error, stop <-chan struct{}) {
-	if *err != nil && interrupted(stop) {
-		*err = ErrInterrupted
-	}
-}
 
 // interrupted reports whether stop is closed.
 func interrupted(stop <-chan struct{}) bool {

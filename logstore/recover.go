@@ -419,7 +419,8 @@ func (s *Store) recDataDirLeftovers(topic string) []RecoverLeftover {
 // recHalfMadeLocked is recHalfMade under the topic's maintenance lock,
 // which it takes if it is free; a held one keeps the directory.
 func (s *Store) recHalfMadeLocked(dir string, dryRun bool) (RecoverLeftover, bool, error) {
-	if !halfMadeTopic(dir) {
+	// Through a link it changes nothing, and the link is no leftover.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !halfMadeTopic(dir) {
 		return RecoverLeftover{}, false, nil
 	}
 	lock, err := tryLockDir(dir)

@@ -87,7 +87,6 @@ type streamEndJSON struct {
 func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts = opts.withDefaults(topic, part)
-	defer interruptedError(&err, opts.Interrupt)
 	rep = CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: "-"}
 	src, err := s.openCopySource(topic, part, opts.LockWait, opts.Interrupt)
 	if err != nil {
@@ -239,7 +238,14 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 	began := time.Now()
 	opts.ToTopic, opts.ToPartition = topic, part
 	opts = opts.withDefaults(topic, part)
-	defer interruptedError(&err, opts.Interrupt)
+	var b *partitionBuild
+	defer func() {
+		// A read of the stream the interruption cut short fails as
+		// the interruption, unless the partition is in place already.
+		if err != nil && interrupted(opts.Interrupt) && (b == nil || !b.placed) {
+			err = ErrInterrupted
+		}
+	}()
 	rep = CopyReport{To: fmt.Sprintf("%s/%d", topic, part)}
 	if err := format.ValidateTopic(topic); err != nil {
 		return rep, err
@@ -277,7 +283,7 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 			return rep, fmt.Errorf("%w: its %s is not a record of gaps: %v", ErrStream, GapsFile, err)
 		}
 	}
-	b, err := s.beginBuild(opts, buildMeta{settings: settings, gaps: gaps, gapCheck: newGapCheck("the stream's "+GapsFile, gapList),
+	b, err = s.beginBuild(opts, buildMeta{settings: settings, gaps: gaps, gapCheck: newGapCheck("the stream's "+GapsFile, gapList),
 		gapsAdvice: "the stream is refused"}, &rep)
 	if err != nil {
 		return rep, err
