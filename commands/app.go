@@ -67,7 +67,7 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"  seglog append app-logs --create < app.log\n" +
 			"  seglog tail -f orders --format json\n" +
 			"  seglog verify-crc orders\n" +
-			"  seglog retention-sweep --retention 7d   # from cron\n" +
+			"  seglog retention-sweep --retention 7d   # from cron; topics' own retention wins\n" +
 			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
 		// --version and -v, at the top only: urfave/cli adds the flag.
 		Version:   buildVersion(),

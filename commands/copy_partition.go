@@ -30,15 +30,21 @@ func copyPartitionCommand() *cli.Command {
 			"run it again with --force to catch up). The source topic's maintenance lock is held\n" +
 			"shared for the copy: retention sweeps and recover wait, other copies do not.\n\n" +
 			"The copy is built in a hidden temporary directory of the destination topic\n" +
-			"(.copy-<partition>-<random>.tmp), using copy_file_range (no copy through user space;\n" +
-			"a reflink where the filesystem shares blocks), checked record by record (CRC,\n" +
-			"offsets) with its indexes kept or rebuilt if the source's are damaged, synced, and\n" +
-			"only then renamed into place: no half-copied partition is ever visible. A damaged\n" +
-			"source is refused, naming the file and byte. An existing destination partition is\n" +
-			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
-			"writer lock (so never under a running append) and removes the old one. A topic\n" +
-			"the copy creates gets the source topic's settings. Leftovers of an interrupted copy\n" +
-			"are removed by the next copy into that topic, and by recover.\n\n" +
+			"(.copy-<partition>-<random>.tmp) or, for a topic the copy makes, of the data\n" +
+			"directory (.copy-<topic>-<random>.tmp, the topic's settings beside the partition:\n" +
+			"a new topic appears only with its partition in place), using copy_file_range (no\n" +
+			"copy through user space; a reflink where the filesystem shares blocks), checked\n" +
+			"record by record (CRC, offsets) with its indexes kept or rebuilt if the source's\n" +
+			"are damaged, synced, and only then renamed into place: no half-copied partition\n" +
+			"is ever visible. A damaged source is refused, naming the file and byte, and so is\n" +
+			"one whose .gaps.json records a gap over offsets its segments hold. An existing\n" +
+			"destination partition is refused unless --force, which swaps the new one in\n" +
+			"atomically under the old one's writer lock (so never under a running append) and\n" +
+			"removes the old one. A topic the copy creates gets the source topic's settings.\n" +
+			"Leftovers of an interrupted copy are removed by the next copy into that topic, and\n" +
+			"by recover. Ctrl-C or SIGTERM stops a copy as a failure does: what it built is\n" +
+			"removed, nothing is placed, and the exit status is 1 (a second signal kills at\n" +
+			"once; recover cleans up then).\n\n" +
 			"--to - writes the partition to stdout as a tar stream that 'seglog import-partition'\n" +
 			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
 			"stream cut short is an error on both ends. The summary then goes to stderr.\n" +
@@ -179,6 +185,10 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 	src := logstore.Open(e.dataDir)
 	bar := newProgressBar(e, "copy-partition")
 	opts.Progress = bar.update
+	var cause func() error
+	var release func()
+	opts.Interrupt, cause, release = onInterrupt()
+	defer release()
 	var rep logstore.CopyReport
 	var err error
 	out := e.stdout
@@ -197,6 +207,13 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 		rep, err = src.CopyPartition(topic, part, logstore.Open(to), opts)
 	}
 	bar.finish()
+	if errors.Is(err, logstore.ErrInterrupted) {
+		what := "nothing was placed, and what it had built is removed"
+		if to == "-" {
+			what = "the stream ends without its end entry, so no import takes it"
+		}
+		return fmt.Errorf("copy-partition %s/%d stopped (%v): %s", topic, part, cause(), what)
+	}
 	if err != nil {
 		return lockAdvice(err, opts.LockWait)
 	}

@@ -178,7 +178,7 @@ _seglog_flags() {
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    retention-sweep) echo '--retention --retention-bytes --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
