@@ -61,19 +61,22 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "work directly on the data directory of a Kafka-style commit log",
 		Description: "seglog reads, writes, checks and repairs a commit log's segment files\n" +
 			"(data/<topic>/<partition>/<base-offset>.log|.index|.timeindex) with no daemon.\n" +
-			"Locks are flock(2) on directories: use it on local filesystems only.\n\n" +
+			"Locks are flock(2) on directories: use it on local filesystems only.\n" +
+			"'seglog help COMMAND [SUBCOMMAND]' or 'seglog COMMAND --help' shows a command's help.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs --create < app.log\n" +
 			"  seglog tail -f orders --format json\n" +
 			"  seglog verify-crc orders\n" +
-			"  seglog retention-sweep --retention 7d   # from cron\n" +
+			"  seglog retention-sweep --retention 7d   # from cron; topics' own retention wins\n" +
 			"  seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0",
+		// --version and -v, at the top only: urfave/cli adds the flag.
+		Version:   buildVersion(),
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Reader:    stdin,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, warnings or progress (errors still)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, notes, warnings or progress, only what a script needs (errors still)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
 		},
 		Commands: []*cli.Command{
@@ -91,8 +94,12 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			copyPartitionCommand(),
 			importPartitionCommand(), importCommand(),
 			kafkaCommand(),
-			completionCommand(), completeCommand(),
+			versionCommand(), completionCommand(), completeCommand(),
 		},
+		// Help is --help, -h and 'seglog help COMMAND' only (helpArgs):
+		// urfave/cli's help command (alias h), and the one it gives every
+		// command, would take a topic named h or help for a request.
+		HideHelpCommand: true,
 		// Only main exits: urfave/cli must never call os.Exit itself.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
@@ -105,18 +112,35 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
+		setupHelp(cmd, cmd.Name)
 	}
 	return app
 }
 
+// setupHelp keeps urfave/cli from giving cmd and its subcommands a help
+// subcommand, which 'seglog append h' would run instead of appending to
+// topic h, and ends a command's --help with its exit statuses. name is
+// the command line after "seglog " up to cmd's name ("kafka export").
+func setupHelp(cmd *cli.Command, name string) {
+	cmd.HideHelpCommand = true
+	if len(cmd.Subcommands) == 0 && cmd.CustomHelpTemplate == "" {
+		// The template urfave/cli's help subcommand would have chosen.
+		cmd.CustomHelpTemplate = cli.CommandHelpTemplate + exitHelp(name)
+	}
+	for _, sub := range cmd.Subcommands {
+		sub.OnUsageError = onUsageError
+		// Named before urfave/cli sets up the parent, for 'seglog help
+		// kafka export', which does not run it.
+		sub.HelpName = "seglog " + name + " " + sub.Name
+		setupHelp(sub, name+" "+sub.Name)
+	}
+}
+
+// onUsageError words what the flag package refused (a flag without its
+// value, a bad bool) as seglog's usage errors are; unknown flags never
+// get this far (checkFlags).
 func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		if len(name) > 1 {
-			name = "-" + name // Go's flag package shows one dash whatever was typed
-		}
-		msg = "unknown flag -" + name
-	}
 	where := "seglog"
 	if isSubcommand && c.Command != nil {
 		where = c.Command.HelpName // "seglog kafka export" for a subcommand
@@ -131,14 +155,23 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// quietly on, not a SIGPIPE that kills the process.
 	signal.Ignore(syscall.SIGPIPE)
 	app := NewApp(stdin, stdout, stderr)
-	args = normalizeArgs(app, args)
-	err := checkIntFlags(app, args)
+	args, err := helpArgs(app, normalizeArgs(app, args))
+	var typed []typedFlag
+	if err == nil {
+		typed, err = checkFlags(app, args)
+	}
 	if err == nil {
 		err = app.Run(args)
 	}
 	code := exitCode(err)
 	if err != nil && code != exitOK && !errors.Is(err, errProblemsFound) {
-		fmt.Fprintf(stderr, "seglog: %s\n", errorLine(err))
+		line := errorLine(err)
+		if code == exitUsage {
+			// About what was typed, so in its words; advice in runtime
+			// errors ("name the right one with --data-dir") stays as it is.
+			line = asTyped(line, typed)
+		}
+		fmt.Fprintf(stderr, "seglog: %s\n", line)
 	}
 	return code
 }

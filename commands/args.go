@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	i := 1
 	// Global flags before the command.
 	for i < len(args) && isFlag(args[i]) {
+		args = splitAttached(app.Flags, args, i)
 		n := flagSpan(app.Flags, args, i)
 		out = append(out, args[i:i+n]...)
 		i += n
@@ -48,7 +50,8 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			positional = append(positional, args[j+1:]...)
 			j = len(args)
 		case isFlag(a):
-			if hasFlag(app.Flags, a) {
+			args = splitAttached(slices.Concat(app.Flags, cmd.Flags), args, j)
+			if a = args[j]; hasFlag(app.Flags, a) {
 				n := flagSpan(app.Flags, args, j)
 				out = append(out, args[j:j+n]...)
 				j += n
@@ -77,6 +80,25 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		out = append(out, positional...)
 	}
 	return out
+}
+
+// splitAttached splits args[i] when it is a one-letter flag among flags
+// that takes a value with a number attached, as tail and head take them:
+// "-n1" is "-n" "1", "-p0" "-p" "0", "-o-2" "-o" "-2". Only a number:
+// "-dash" stays an unknown flag (a topic named so goes after "--"), not
+// --data-dir ash. It returns args, a new slice when split.
+func splitAttached(flags []cli.Flag, args []string, i int) []string {
+	a := args[i]
+	if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		return args
+	}
+	if v := strings.TrimPrefix(a[2:], "-"); v == "" || v[0] < '0' || v[0] > '9' {
+		return args
+	}
+	if f, ok := lookupFlag(flags, a[:2]).(cli.DocGenerationFlag); !ok || !f.TakesValue() {
+		return args
+	}
+	return slices.Concat(args[:i], []string{a[:2], a[2:]}, args[i+1:])
 }
 
 // lacksValue: a, given last, is a flag that takes a value and has none.
@@ -122,4 +144,48 @@ func flagSpan(flags []cli.Flag, args []string, i int) int {
 		return 2
 	}
 	return 1
+}
+
+// helpArgs turns 'seglog help [COMMAND [SUBCOMMAND]]' into the --help
+// request it stands for ('seglog help kafka export' is 'seglog kafka
+// export --help'); a name that is no command is the usage error an
+// unknown command is. Other command lines are returned as they are.
+func helpArgs(app *cli.App, args []string) ([]string, error) {
+	i := 1
+	for i < len(args) && isFlag(args[i]) {
+		i += flagSpan(app.Flags, args, i)
+	}
+	if i >= len(args) || args[i] != "help" {
+		return args, nil
+	}
+	out := append([]string{}, args[:i]...)
+	var names []string
+	for j := i + 1; j < len(args); j++ {
+		switch a := args[j]; {
+		case a == "--":
+		case hasFlag(app.Flags, a):
+			n := flagSpan(app.Flags, args, j)
+			out = append(out, args[j:j+n]...)
+			j += n - 1
+		case isFlag(a) && !hasFlag([]cli.Flag{cli.HelpFlag}, a):
+			return nil, usagef("unknown flag %s (see 'seglog --help')", a)
+		case !isFlag(a):
+			names = append(names, a)
+		}
+	}
+	cmds := app.Commands
+	for n, name := range names {
+		var cmd *cli.Command
+		for _, c := range cmds {
+			if !c.Hidden && c.HasName(name) {
+				cmd = c
+			}
+		}
+		if cmd == nil {
+			return nil, usagef("help: unknown command %q (see '%s --help')", strings.Join(names[:n+1], " "),
+				strings.Join(append([]string{app.Name}, names[:n]...), " "))
+		}
+		cmds = cmd.Subcommands
+	}
+	return append(append(out, names...), "--help"), nil
 }

@@ -83,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 		{"empty delimiter", []string{"append", "t", "--delimiter", ""}, "x\n", []string{"--delimiter", "empty"}},
 		{"empty key-delimiter", []string{"append", "t", "--key-delimiter="}, "x\n", []string{"--key-delimiter", "empty"}},
 		{"wait and wait-timeout", []string{"append", "t", "--wait", "--wait-timeout", "1s"}, "x\n", []string{"--wait", "--wait-timeout"}},
-		{"keep-partition and partition", []string{"append", "t", "--input", "json", "--keep-partition", "-p", "0"}, "{}\n", []string{"--keep-partition", "--partition"}},
+		{"keep-partition and partition", []string{"append", "t", "--input", "json", "--keep-partition", "-p", "0"}, "{}\n", []string{"--keep-partition and -p exclude"}},
 		{"key missing value", []string{"append", "t", "--key"}, "x\n", []string{"key"}},
 		{"key and key-delimiter", []string{"append", "t", "--key", "k", "--key-delimiter", ":"}, "x\n", []string{"--key", "--key-delimiter"}},
 		{"null and delimiter", []string{"append", "t", "--null", "--delimiter", "|"}, "x\n", []string{"--null", "--delimiter"}},

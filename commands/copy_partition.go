@@ -30,18 +30,25 @@ func copyPartitionCommand() *cli.Command {
 			"run it again with --force to catch up). The source topic's maintenance lock is held\n" +
 			"shared for the copy: retention sweeps and recover wait, other copies do not.\n\n" +
 			"The copy is built in a hidden temporary directory of the destination topic\n" +
-			"(.copy-<partition>-<random>.tmp), using copy_file_range (no copy through user space;\n" +
-			"a reflink where the filesystem shares blocks), checked record by record (CRC,\n" +
-			"offsets) with its indexes kept or rebuilt if the source's are damaged, synced, and\n" +
-			"only then renamed into place: no half-copied partition is ever visible. A damaged\n" +
-			"source is refused, naming the file and byte. An existing destination partition is\n" +
-			"refused unless --force, which swaps the new one in atomically under the old one's\n" +
-			"writer lock (so never under a running append) and removes the old one. A topic\n" +
-			"the copy creates gets the source topic's settings. Leftovers of an interrupted copy\n" +
-			"are removed by the next copy into that topic, and by recover.\n\n" +
+			"(.copy-<partition>-<random>.tmp) or, for a topic the copy makes, of the data\n" +
+			"directory (.copy-<topic>-<random>.tmp, the topic's settings beside the partition:\n" +
+			"a new topic appears only with its partition in place), using copy_file_range (no\n" +
+			"copy through user space; a reflink where the filesystem shares blocks), checked\n" +
+			"record by record (CRC, offsets) with its indexes kept or rebuilt if the source's\n" +
+			"are damaged, synced, and only then renamed into place: no half-copied partition\n" +
+			"is ever visible. A damaged source is refused, naming the file and byte, and so is\n" +
+			"one whose .gaps.json records a gap over offsets its segments hold. An existing\n" +
+			"destination partition is refused unless --force, which swaps the new one in\n" +
+			"atomically under the old one's writer lock (so never under a running append) and\n" +
+			"removes the old one. A topic the copy creates gets the source topic's settings.\n" +
+			"Leftovers of an interrupted copy are removed by the next copy into that topic, and\n" +
+			"by recover. Ctrl-C or SIGTERM stops a copy as a failure does: what it built is\n" +
+			"removed, nothing is placed, and the exit status is 1 (a second signal kills at\n" +
+			"once; recover cleans up then).\n\n" +
 			"--to - writes the partition to stdout as a tar stream that 'seglog import-partition'\n" +
 			"reads; the stream ends with an entry that only a whole, checked copy gets, so a\n" +
-			"stream cut short is an error on both ends. The summary then goes to stderr.\n\n" +
+			"stream cut short is an error on both ends. The summary then goes to stderr.\n" +
+			"With --quiet a copy prints nothing (--json still prints its JSON on stdout).\n\n" +
 			"Examples:\n" +
 			"  seglog copy-partition orders 0 --to ./new/data\n" +
 			"  seglog copy-partition orders 0 --to ./data --to-topic orders-v2 --to-partition 3\n" +
@@ -51,7 +58,7 @@ func copyPartitionCommand() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
 			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace an existing destination partition"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing destination partition"},
 			&cli.StringFlag{Name: "throttle", Usage: "copy at most `RATE` bytes a second (e.g. 50M, 1GB)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
@@ -107,8 +114,8 @@ func topicPartitionArgs(c *cli.Context) (string, int, error) {
 	}
 	arg := c.Args().Get(1)
 	part, err := strconv.Atoi(arg)
-	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" {
-		return "", 0, usagef("%s: invalid partition %q (a partition number: 0, 1, ...)", name, arg)
+	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" || !isDecimal(arg) {
+		return "", 0, usagef("%s: invalid partition %q (a partition number in decimal: 0, 1, ...)", name, arg)
 	}
 	return topic, part, nil
 }
@@ -178,6 +185,10 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 	src := logstore.Open(e.dataDir)
 	bar := newProgressBar(e, "copy-partition")
 	opts.Progress = bar.update
+	var cause func() error
+	var release func()
+	opts.Interrupt, cause, release = onInterrupt()
+	defer release()
 	var rep logstore.CopyReport
 	var err error
 	out := e.stdout
@@ -196,13 +207,17 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 		rep, err = src.CopyPartition(topic, part, logstore.Open(to), opts)
 	}
 	bar.finish()
+	if errors.Is(err, logstore.ErrInterrupted) {
+		what := "nothing was placed, and what it had built is removed"
+		if to == "-" {
+			what = "the stream ends without its end entry, so no import takes it"
+		}
+		return fmt.Errorf("copy-partition %s/%d stopped (%v): %s", topic, part, cause(), what)
+	}
 	if err != nil {
 		return lockAdvice(err, opts.LockWait)
 	}
-	if e.quiet && out == e.stderr {
-		return nil
-	}
-	return writeCopySummary(out, rep, asJSON)
+	return writeCopySummary(e, out, rep, asJSON)
 }
 
 // copySummaryJSON is the --json summary of copy-partition and
@@ -224,7 +239,12 @@ type copySummaryJSON struct {
 }
 
 // writeCopySummary prints what a copy or import did: a table, or JSON.
-func writeCopySummary(w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+// --quiet drops the table, and a summary on stderr (beside --to -);
+// JSON asked for on stdout stays, for scripts.
+func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	if e.quiet && (!asJSON || w == e.stderr) {
+		return nil
+	}
 	total := rep.Bytes + rep.IndexBytes
 	rate := int64(0)
 	if s := rep.Duration.Seconds(); s > 0 {

@@ -70,8 +70,9 @@ func TestCopyPartitionWhileAppendRuns(t *testing.T) {
 	sameFiles(t, filepath.Join(dir, "t", "0"), filepath.Join(dst, "t", "0"))
 }
 
-// kill -9 in the middle of a copy leaves no partition behind, only a
-// hidden temporary directory, which the next copy removes.
+// kill -9 in the middle of a copy into a new topic leaves no topic behind,
+// only a hidden temporary directory in the data directory, which commands
+// over every topic never see and the next copy removes.
 func TestCopyPartitionKilled(t *testing.T) {
 	dir := newTopic(t, 1)
 	var in strings.Builder
@@ -80,27 +81,32 @@ func TestCopyPartitionKilled(t *testing.T) {
 	}
 	mustRun(t, dir, in.String(), "append", "t", "--sync", "never", "--segment-bytes", "1M")
 	dst := t.TempDir()
+	mustRun(t, dst, "kept\n", "append", "other", "--create")
 	cmd := exec.Command(seglogBin(t), "-d", dir, "copy-partition", "t", "0", "--to", dst, "--throttle", "1M")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	topicDir := filepath.Join(dst, "t")
 	eventually(t, 10*time.Second, "the copy to start", func() bool {
-		m, _ := filepath.Glob(filepath.Join(topicDir, ".copy-0-*.tmp", "*.log"))
+		m, _ := filepath.Glob(filepath.Join(dst, ".copy-t-*.tmp", "0", "*.log"))
 		return len(m) > 0
 	})
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if _, err := os.Stat(filepath.Join(topicDir, "0")); !os.IsNotExist(err) {
-		t.Fatalf("a killed copy left a partition: %v", err)
+	if _, err := os.Stat(filepath.Join(dst, "t")); !os.IsNotExist(err) {
+		t.Fatalf("a killed copy into a new topic left the topic: %v", err)
 	}
-	left, _ := filepath.Glob(filepath.Join(topicDir, ".copy-0-*.tmp"))
+	left, _ := filepath.Glob(filepath.Join(dst, ".copy-t-*.tmp"))
 	if len(left) != 1 {
 		t.Fatalf("temporary directories after the kill: %v", left)
 	}
-	// Readers see no partition there, and the next copy cleans up.
+	for _, args := range [][]string{{"topics"}, {"describe"}, {"verify-crc"}, {"retention-sweep", "--retention", "1000d"}} {
+		if r := runIn(t, dst, nil, args...); r.code != 0 || r.stderr != "" {
+			t.Errorf("seglog %s after the kill: exit %d, stderr %q; want 0 and nothing", args, r.code, r.stderr)
+		}
+	}
+	// The next copy cleans up.
 	mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst)
 	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
 		t.Errorf("the next copy left the dead one's directory: %v", err)

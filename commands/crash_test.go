@@ -1219,6 +1219,7 @@ func (s *crashSuite) copyTrial(t *testing.T, rng *rand.Rand, source, old string,
 		switch variant {
 		case 0:
 			dst = filepath.Join(t.TempDir(), "data")
+			mustRun(t, dst, "", "create", "other")
 		case 1:
 			dst = copyTree(t, old)
 		default:
@@ -1296,7 +1297,7 @@ func (s *crashSuite) copyTrial(t *testing.T, rng *rand.Rand, source, old string,
 	}
 
 	sameSnapshot(t, srcBefore, snapshot(t, filepath.Join(src, "t")))
-	builds, _ := filepath.Glob(filepath.Join(dst, toTopic, ".copy-*.tmp"))
+	builds := crashBuilds(dst, toTopic)
 	placed := false
 	switch _, err := os.Stat(final); {
 	case os.IsNotExist(err):
@@ -1322,17 +1323,20 @@ func (s *crashSuite) copyTrial(t *testing.T, rng *rand.Rand, source, old string,
 		s.state(t, what)
 	}
 
-	// The next copy, or recover, takes the dead build away; then a copy
-	// succeeds.
+	// Wherever the kill came, no command over every topic fails for it.
+	crashEveryTopicCommands(t, dst, "")
+	// The next copy, or recover (of the topic, or of every topic when
+	// there is none), takes the dead build away; then a copy succeeds.
 	if rng.IntN(2) == 0 {
-		if _, err := os.Stat(filepath.Join(dst, toTopic)); err == nil {
-			rr := runIn(t, dst, nil, "recover", toTopic)
-			if rr.code != 0 && !(rr.code == 1 && !placed && variant != 1 && strings.Contains(rr.stderr, "no partition directories")) {
-				t.Fatalf("recover %s after the kill: exit status %d, want 0 (or 1 for a topic the copy made but never got a partition into); stderr:\n%s", toTopic, rr.code, rr.stderr)
-			}
-			if left, _ := filepath.Glob(filepath.Join(dst, toTopic, ".copy-*.tmp")); len(left) > 0 {
-				t.Fatalf("recover left the dead copy's build directory %v; want it removed", left)
-			}
+		args := []string{"recover"}
+		if _, err := os.Stat(filepath.Join(dst, toTopic)); rng.IntN(2) == 0 && (err == nil || len(builds) > 0) {
+			args = append(args, toTopic) // by name: there is something of it to recover
+		}
+		if rr := runIn(t, dst, nil, args...); rr.code != 0 {
+			t.Fatalf("seglog %s after the kill: exit status %d, want 0; stderr:\n%s", strings.Join(args, " "), rr.code, rr.stderr)
+		}
+		if left := crashBuilds(dst, toTopic); len(left) > 0 {
+			t.Fatalf("seglog %s left the dead copy's build directory %v; want it removed", strings.Join(args, " "), left)
 		}
 	}
 	again := runArgs
@@ -1343,7 +1347,7 @@ func (s *crashSuite) copyTrial(t *testing.T, rng *rand.Rand, source, old string,
 	if rr.code != 0 {
 		t.Fatalf("copy after the kill: exit status %d, want 0; stderr:\n%s", rr.code, rr.stderr)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dst, toTopic, ".copy-*.tmp")); len(left) > 0 {
+	if left := crashBuilds(dst, toTopic); len(left) > 0 {
 		t.Fatalf("the copy after the kill left build directories %v; want none", left)
 	}
 	wantCopy(t, "the destination after a second copy", dst)
@@ -1359,16 +1363,100 @@ func (s *crashSuite) copyTrial(t *testing.T, rng *rand.Rand, source, old string,
 	sameSnapshot(t, srcBefore, snapshot(t, filepath.Join(src, "t")))
 }
 
+// TestCrashImportPartition kills import-partition into a new topic and
+// over an existing partition (--force) at random moments: the partition
+// is absent, the old one untouched, or the whole stream; commands over
+// every topic still exit 0; recover or the next import removes what the
+// dead one built, and a second import succeeds.
+func TestCrashImportPartition(t *testing.T) {
+	t.Parallel()
+	s := newCrashSuite(t)
+	source, _ := crashTopic(t, 20240616, 1, 160<<10, 2, "--segment-bytes", "10k", "--retention", "3d")
+	whole := crashRead(t, source, "t")
+	stream := []byte(mustRun(t, source, "", "copy-partition", "t", "0", "--to", "-").stdout)
+	old := filepath.Join(t.TempDir(), "data")
+	mustRun(t, old, "", "create", "t", "--segment-bytes", "4k")
+	_, oldIn := crashLines(rand.New(rand.NewPCG(3, 4)), 2_000_000, 300, 1)
+	mustRun(t, old, string(oldIn), "append", "t", "--key-delimiter", ":")
+	s.each(t, 4, 60, nil, func(t *testing.T, rng *rand.Rand) { s.importTrial(t, rng, stream, old, whole) })
+}
+
+func (s *crashSuite) importTrial(t *testing.T, rng *rand.Rand, stream []byte, old string, whole []jsonLine) {
+	force := rng.IntN(2) == 1
+	setup := func() string {
+		if force {
+			return copyTree(t, old)
+		}
+		dst := filepath.Join(t.TempDir(), "data")
+		mustRun(t, dst, "", "create", "other")
+		return dst
+	}
+	args := func(dst string) []string {
+		a := []string{"-d", dst, "import-partition", "t", "0"}
+		if force {
+			a = append(a, "--force")
+		}
+		return a
+	}
+	t.Logf("%s", map[bool]string{false: "into a new topic", true: "over an existing partition, --force"}[force])
+	calib := s.calibrate(t, stream, args(setup())...)
+	dst := setup()
+	final := filepath.Join(dst, "t", "0")
+	var oldBefore map[string]string
+	if force {
+		oldBefore = snapshot(t, final)
+	}
+	r := s.kill(t, rng, 0, calib.work, stream, args(dst)...)
+	switch _, err := os.Stat(final); {
+	case os.IsNotExist(err) && !force:
+	case err != nil:
+		t.Fatalf("after the kill, %s: %v; want the old partition or the new one", final, err)
+	case force && maps.Equal(oldBefore, snapshot(t, final)):
+	default:
+		s.sameLines(t, "the partition after the kill", crashRead(t, dst, "t"), whole)
+	}
+	if r.killed {
+		s.state(t, fmt.Sprintf("import killed, %d build directories left", len(crashBuilds(dst, "t"))))
+	}
+	crashEveryTopicCommands(t, dst, "")
+	if rng.IntN(2) == 0 {
+		if rr := runIn(t, dst, nil, "recover"); rr.code != 0 {
+			t.Fatalf("recover after the kill: exit status %d, want 0; stderr:\n%s", rr.code, rr.stderr)
+		}
+		if left := crashBuilds(dst, "t"); len(left) > 0 {
+			t.Fatalf("recover left the dead import's build directory %v; want it removed", left)
+		}
+	}
+	again := append(args(dst)[2:], "--force")
+	if rr := runIn(t, dst, bytes.NewReader(stream), again...); rr.code != 0 {
+		t.Fatalf("import after the kill: exit status %d, want 0; stderr:\n%s", rr.code, rr.stderr)
+	}
+	s.sameLines(t, "the partition after a second import", crashRead(t, dst, "t"), whole)
+	crashClean(t, dst, "after a second import")
+	crashSettled(t, dst)
+}
+
+// crashBuilds lists the build directories of copies into topic in the
+// data directory dir: of a partition, in the topic's directory; of the
+// topic itself, in the data directory.
+func crashBuilds(dir, topic string) []string {
+	in, _ := filepath.Glob(filepath.Join(dir, topic, ".copy-*.tmp"))
+	beside, _ := filepath.Glob(filepath.Join(dir, ".copy-"+topic+"-*.tmp"))
+	return append(in, beside...)
+}
+
 // TestCrashCopyIntoNewTopicThenRecover: a copy into a topic it creates,
-// killed while it builds, leaves the topic directory with nothing but its
-// settings and the build directory; recover (of that topic, or of every
-// topic) removes the build directory, and the next copy succeeds.
+// killed while it builds, leaves no topic, only its build directory in
+// the data directory, where commands over every topic never meet it;
+// recover (of that topic, or of every topic) removes it, and the next copy
+// succeeds.
 func TestCrashCopyIntoNewTopicThenRecover(t *testing.T) {
 	t.Parallel()
 	source, lines := crashTopic(t, 20240614, 1, 120<<10, 1, "--segment-bytes", "8k")
 	for _, every := range []bool{false, true} {
 		t.Run(fmt.Sprintf("every=%v", every), func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "data")
+			mustRun(t, dst, "", "create", "other")
 			cmd := exec.Command(seglogBin(t), "-d", source, "copy-partition", "t", "0", "--to", dst, "--throttle", "32k")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -1377,7 +1465,7 @@ func TestCrashCopyIntoNewTopicThenRecover(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 			eventually(t, 60*time.Second, "the copy to build its first segment", func() bool {
-				m, _ := filepath.Glob(filepath.Join(dst, "t", ".copy-0-*.tmp", "*.log"))
+				m, _ := filepath.Glob(filepath.Join(dst, ".copy-t-*.tmp", "0", "*.log"))
 				return len(m) > 0
 			})
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -1387,21 +1475,22 @@ func TestCrashCopyIntoNewTopicThenRecover(t *testing.T) {
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 				t.Fatalf("the copy ended before the kill: %v; stderr:\n%s", cmd.ProcessState, stderr.String())
 			}
-			builds, _ := filepath.Glob(filepath.Join(dst, "t", ".copy-0-*.tmp"))
+			builds, _ := filepath.Glob(filepath.Join(dst, ".copy-t-*.tmp"))
 			if len(builds) != 1 {
 				t.Fatalf("after the kill: build directories %v, want one", builds)
 			}
-			if _, err := os.Stat(filepath.Join(dst, "t", "0")); !os.IsNotExist(err) {
-				t.Fatalf("a copy killed while building left its partition in place: %v", err)
+			if _, err := os.Stat(filepath.Join(dst, "t")); !os.IsNotExist(err) {
+				t.Fatalf("a copy killed while building left its topic in place: %v", err)
 			}
+			crashEveryTopicCommands(t, dst, "")
 
 			args := []string{"recover", "t"}
 			if every {
 				args = args[:1]
 			}
 			r := runIn(t, dst, nil, args...)
-			if r.code != 0 && r.code != 1 {
-				t.Fatalf("seglog %s: exit status %d, want 0, or 1 for the topic without partitions; stderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+			if r.code != 0 || !strings.Contains(r.stdout, "removed .copy-t-") {
+				t.Fatalf("seglog %s: exit status %d, want 0, saying it removed the build; stdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 			}
 			if _, err := os.Stat(builds[0]); !os.IsNotExist(err) {
 				t.Fatalf("seglog %s left the dead copy's build directory %s (%v); want it removed", strings.Join(args, " "), builds[0], err)
@@ -1416,11 +1505,29 @@ func TestCrashCopyIntoNewTopicThenRecover(t *testing.T) {
 	}
 }
 
-// TestCrashCopyIntoHalfMadeTopic: a copy into a new topic killed before
-// it built anything leaves the topic directory as it had made it so far:
-// empty, or with the settings half written. The next copy still gives the
-// topic the source's settings (the topic is still its to make) and leaves
-// nothing behind.
+// crashEveryTopicCommands fails unless the commands over every topic of
+// dir exit 0 (a half-made topic only warned of: its name in halfMade, ""
+// for none), as cron and monitoring run them.
+func crashEveryTopicCommands(t *testing.T, dir, halfMade string) {
+	t.Helper()
+	for _, args := range [][]string{{"topics"}, {"describe"}, {"verify-crc"}, {"retention-sweep", "--retention", "1000d", "--dry-run"}} {
+		r := runIn(t, dir, nil, args...)
+		warned := halfMade == "" && r.stderr == "" ||
+			halfMade != "" && strings.Count(r.stderr, "\n") == 1 && strings.Contains(r.stderr, "seglog: warning: skipping "+filepath.Join(dir, halfMade)+": ") &&
+				strings.Contains(r.stderr, "'seglog recover' removes it")
+		if r.code != 0 || !warned {
+			t.Errorf("seglog %s: exit status %d, stderr %q; want 0 and a warning for %q only", strings.Join(args, " "), r.code, r.stderr, halfMade)
+		}
+	}
+}
+
+// TestCrashCopyIntoHalfMadeTopic: a copy into a new topic by an older
+// seglog, killed before it built its partition, left the topic directory
+// as it had made it so far: empty, with the settings half written, with
+// the settings and its dead build directory. Commands over every topic
+// pass over it with a warning (exit status 0); recover removes it, and so
+// does the next copy, which still gives the topic the source's settings
+// (the topic is still its to make) and leaves nothing behind.
 func TestCrashCopyIntoHalfMadeTopic(t *testing.T) {
 	t.Parallel()
 	source, lines := crashTopic(t, 20240615, 1, 40<<10, 1, "--segment-bytes", "8k", "--index-interval", "3", "--retention", "2d")
@@ -1429,25 +1536,45 @@ func TestCrashCopyIntoHalfMadeTopic(t *testing.T) {
 		"empty":                    {},
 		"settings half written":    {".seglog.json.tmp": `{"segment_bytes":`},
 		"settings not renamed yet": {".seglog.json.tmp": want},
+		"settings and a dead build": {".seglog.json": want, ".copy-0-0123456789ab.tmp/00000000000000000000.log": "partial",
+			".copy-0-0123456789ab.tmp/00000000000000000000.index": ""},
 	} {
-		t.Run(name, func(t *testing.T) {
-			dst := filepath.Join(t.TempDir(), "data")
-			if err := os.MkdirAll(filepath.Join(dst, "t"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for name, content := range left {
-				if err := os.WriteFile(filepath.Join(dst, "t", name), []byte(content), 0o644); err != nil {
+		for _, then := range []string{"copy", "recover"} {
+			t.Run(name+", then "+then, func(t *testing.T) {
+				dst := filepath.Join(t.TempDir(), "data")
+				mustRun(t, dst, "", "create", "other")
+				if err := os.MkdirAll(filepath.Join(dst, "t"), 0o755); err != nil {
 					t.Fatal(err)
 				}
-			}
-			mustRun(t, source, "", "copy-partition", "t", "0", "--to", dst)
-			if got := crashFile(t, filepath.Join(dst, "t", ".seglog.json")); got != want {
-				t.Fatalf("the copy's topic has settings %q; want the source's, %q", got, want)
-			}
-			s := &crashSuite{states: map[string]int{}}
-			s.follow(t, "the copy", crashRead(t, dst, "t"), 0, lines[0])
-			crashClean(t, dst, "of the copy")
-			crashSettled(t, dst)
-		})
+				for name, content := range left {
+					path := filepath.Join(dst, "t", name)
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				crashEveryTopicCommands(t, dst, "t")
+				if then == "recover" {
+					r := mustRun(t, dst, "", "recover")
+					if !strings.Contains(r.stdout, "removed t (topic directory an interrupted copy or import into a new topic left, holding no partition)") {
+						t.Errorf("recover does not say it removed t; stdout:\n%s", r.stdout)
+					}
+					if _, err := os.Stat(filepath.Join(dst, "t")); !os.IsNotExist(err) {
+						t.Fatalf("recover left the half-made topic: %v", err)
+					}
+					crashEveryTopicCommands(t, dst, "")
+				}
+				mustRun(t, source, "", "copy-partition", "t", "0", "--to", dst)
+				if got := crashFile(t, filepath.Join(dst, "t", ".seglog.json")); got != want {
+					t.Fatalf("the copy's topic has settings %q; want the source's, %q", got, want)
+				}
+				s := &crashSuite{states: map[string]int{}}
+				s.follow(t, "the copy", crashRead(t, dst, "t"), 0, lines[0])
+				crashClean(t, dst, "of the copy")
+				crashSettled(t, dst)
+			})
+		}
 	}
 }

@@ -17,10 +17,10 @@ type createOptions struct {
 
 func createCommand() *cli.Command {
 	flags := []cli.Flag{
-		&cli.IntFlag{Name: "partitions", Aliases: []string{"p"}, Value: 1, Usage: "number of partitions `N`"},
+		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "number of partitions `N`"},
 		&cli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists"},
-		&cli.StringFlag{Name: "retention", Usage: "retention-sweep default: delete segments older than `DURATION`"},
-		&cli.StringFlag{Name: "retention-bytes", Usage: "retention-sweep default: keep at most `SIZE` of .log bytes per partition"},
+		&cli.StringFlag{Name: "retention", Usage: "the topic's retention, over retention-sweep's flags: delete segments older than `DURATION`"},
+		&cli.StringFlag{Name: "retention-bytes", Usage: "the topic's retention, over retention-sweep's flags: keep at most `SIZE` of .log bytes per partition"},
 	}
 	return &cli.Command{
 		Name:      "create",

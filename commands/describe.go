@@ -607,7 +607,7 @@ func runDescribeGroups(e *env, o describeOptions) error {
 		}
 	}
 	for i, g := range groups {
-		if err := writeGroupTable(e.stdout, g, i > 0); err != nil {
+		if err := writeGroupTable(e.stdout, g, i > 0, e.quiet); err != nil {
 			return err
 		}
 	}
@@ -620,8 +620,9 @@ var groupsHeader = []string{"TOPIC", "PARTITION", "COMMITTED", "NEXT", "LAG", "U
 const groupsNumeric = "PARTITION COMMITTED NEXT LAG"
 
 // writeGroupTable prints a group's title line and table; after another
-// table, a blank line first.
-func writeGroupTable(w io.Writer, g *groupInfo, blank bool) error {
+// table, a blank line first. quiet drops the note of a group without
+// positions.
+func writeGroupTable(w io.Writer, g *groupInfo, blank, quiet bool) error {
 	var b bytes.Buffer
 	if blank {
 		b.WriteByte('\n')
@@ -631,7 +632,7 @@ func writeGroupTable(w io.Writer, g *groupInfo, blank bool) error {
 		fmt.Fprintf(&b, "error: %s\n", errorLine(g.err))
 	}
 	if len(g.parts) == 0 {
-		if g.err == nil {
+		if g.err == nil && !quiet {
 			b.WriteString("no committed positions\n")
 		}
 		_, err := w.Write(b.Bytes())

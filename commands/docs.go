@@ -320,8 +320,84 @@ func roffCommand(b *bytes.Buffer, cmd *cli.Command, head string) {
 	}
 }
 
+// envDoc is an environment variable seglog reads.
+type envDoc struct {
+	name     string
+	what     string
+	commands []string // the commands reading it ("kafka export"); nil: every one
+}
+
+// environment is every environment variable seglog reads: those of the
+// flags (their EnvVars), then the others (the locale's three as one).
+func environment(app *cli.App) []envDoc {
+	var out []envDoc
+	add := func(f docFlag, cmd string) {
+		for _, name := range f.env {
+			i := slices.IndexFunc(out, func(e envDoc) bool { return e.name == name })
+			if i >= 0 { // a flag several commands share
+				out[i].commands = append(out[i].commands, cmd)
+				continue
+			}
+			what := "The value of --" + f.long + " when it is not given: " + f.usage
+			if f.def != "" {
+				what += " (default: " + f.def + ")"
+			}
+			e := envDoc{name: name, what: what + "."}
+			if cmd != "" {
+				e.commands = []string{cmd}
+			}
+			out = append(out, e)
+		}
+	}
+	for _, f := range docFlags(app.Flags) {
+		add(f, "")
+	}
+	for _, cmd := range manCommands(app) {
+		for _, f := range docFlags(cmd.Flags) {
+			add(f, cmd.Name)
+		}
+	}
+	out = append(out, envDoc{name: progressAfterEnv, commands: progressCommands,
+		what: "How long a job runs before its progress bar shows, a Go duration (default 1s); meant for tests."})
+	return append(out, envDoc{name: strings.Join(localeEnv, ", "), commands: []string{"describe"},
+		what: "The locale: the first of these that is set tells whether describe --timeline draws block characters (a UTF-8 locale) or ASCII."})
+}
+
+// roffEnvironment writes the ENVIRONMENT section: the variables cmd
+// reads, or with cmd "" every one.
+func roffEnvironment(b *bytes.Buffer, app *cli.App, cmd string) {
+	b.WriteString(".SH ENVIRONMENT\n")
+	for _, e := range environment(app) {
+		if cmd == "" || e.commands == nil || slices.Contains(e.commands, cmd) {
+			b.WriteString(".TP\n\\fB" + roff(e.name) + "\\fR\n" + roff(e.what) + "\n")
+		}
+	}
+}
+
+// roffExits writes a command's exit statuses (exitsOf) as tagged
+// paragraphs.
+func roffExits(b *bytes.Buffer, name string) {
+	for _, e := range exitsOf(name) {
+		fmt.Fprintf(b, ".TP\n\\fB%d\\fR\n%s\n", e.code, roff(upperFirst(e.when)+"."))
+	}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 func manTail(b *bytes.Buffer, app *cli.App) {
+	var checkers []string
+	for _, c := range manCommands(app) {
+		if slices.ContainsFunc(exitsOf(c.Name), func(e exitDoc) bool { return e.code == exitProblems }) {
+			checkers = append(checkers, `\fB`+roff(c.Name)+`\fR`)
+		}
+	}
 	b.WriteString(`.SH EXIT STATUS
+Each command's section above, its page and its \fB\-\-help\fR say when it ends with which status.
 .TP
 \fB0\fR
 Success; also \fBtail \-f\fR ended by Ctrl\-C or SIGTERM, a closed stdout pipe, and \fBverify\-crc\fR finding only known gaps or an incomplete tail while a writer is live.
@@ -333,12 +409,10 @@ Runtime error: I/O error, topic or partition not found, lock held, offset out of
 Usage error: unknown flag, missing or extra argument, bad topic, group or partition name, a value that does not parse.
 .TP
 \fB3\fR
-Problems found by \fBverify\-crc\fR or \fBdump\-index \-\-verify\fR.
-.SH ENVIRONMENT
-.TP
-\fBSEGLOG_DATA_DIR\fR
-The data directory, when \fB\-\-data\-dir\fR is not given (default \fI./data\fR).
-.SH FILES
+Problems found by a check: ` + strings.Join(checkers, ", ") + `.
+`)
+	roffEnvironment(b, app, "")
+	b.WriteString(`.SH FILES
 .TP
 \fIDATA_DIR/TOPIC/PARTITION/BASE.log\fR, \fI.index\fR, \fI.timeindex\fR
 A segment: its records, its offset index and its time index; \fIBASE\fR is the segment's first offset, 20 digits.
@@ -374,6 +448,7 @@ func manPage(app *cli.App) []byte {
 	b.WriteString(".SH GLOBAL OPTIONS\nAccepted before or after the command name.\n")
 	roffFlags(&b, docFlags(app.Flags))
 	b.WriteString(".TP\n\\fB\\-\\-help\\fR, \\fB\\-h\\fR\nshow help\n")
+	b.WriteString(".TP\n\\fB\\-\\-version\\fR, \\fB\\-v\\fR\nprint the version (as \\fBseglog version\\fR)\n")
 	b.WriteString(".SH COMMANDS\n")
 	for _, cmd := range manCommands(app) {
 		roffCommand(&b, cmd, ".SS "+roff(cmd.Name)+"\n")
@@ -382,6 +457,9 @@ func manPage(app *cli.App) []byte {
 			roffFlags(&b, fs)
 			b.WriteString(".RE\n")
 		}
+		b.WriteString(".PP\nExit status:\n.RS 4\n")
+		roffExits(&b, cmd.Name)
+		b.WriteString(".RE\n")
 	}
 	manTail(&b, app)
 	return b.Bytes()
@@ -398,6 +476,9 @@ func commandManPage(app *cli.App, cmd *cli.Command) []byte {
 	}
 	b.WriteString(".SH GLOBAL OPTIONS\n")
 	roffFlags(&b, docFlags(app.Flags))
+	b.WriteString(".SH EXIT STATUS\n")
+	roffExits(&b, cmd.Name)
+	roffEnvironment(&b, app, cmd.Name)
 	b.WriteString(".SH SEE ALSO\n\\fBseglog\\fR(1)\n")
 	return b.Bytes()
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,4 +218,90 @@ func TestFishCompletion(t *testing.T) {
 			t.Errorf("complete %q: got %q, want %q", tt.line, g, tt.want)
 		}
 	}
+}
+
+// TestManExitStatusAndEnvironment: every man page has an EXIT STATUS and
+// an ENVIRONMENT section, from the same table as --help's EXIT STATUS;
+// recover's and verify-crc's status 3 among them; and seglog(1) names
+// every environment variable the code reads.
+func TestManExitStatusAndEnvironment(t *testing.T) {
+	files, err := docFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := docsApp()
+	for _, cmd := range manCommands(app) {
+		page := string(files[manName(cmd)+".1"])
+		exits, env := manSection(page, "EXIT STATUS"), manSection(page, "ENVIRONMENT")
+		if exits == "" || !strings.Contains(env, `\fBSEGLOG_DATA_DIR\fR`) {
+			t.Errorf("%s.1: EXIT STATUS %q, ENVIRONMENT %q", manName(cmd), exits, env)
+		}
+		help := run(t, nil, append(strings.Fields(cmd.Name), "--help")...).stdout
+		for _, e := range exitsOf(cmd.Name) {
+			if !strings.Contains(exits, ".TP\n\\fB"+strconv.Itoa(e.code)+"\\fR\n") {
+				t.Errorf("%s.1: EXIT STATUS lacks %d:\n%s", manName(cmd), e.code, exits)
+			}
+			if !strings.Contains(help, "\n   "+strconv.Itoa(e.code)+"  ") {
+				t.Errorf("seglog %s --help: no exit status %d:\n%s", cmd.Name, e.code, help)
+			}
+		}
+	}
+	for _, name := range []string{"recover", "verify-crc", "dump-index"} {
+		if exits := manSection(string(files["seglog-"+name+".1"]), "EXIT STATUS"); !strings.Contains(exits, "\\fB3\\fR") {
+			t.Errorf("seglog-%s.1: no exit status 3:\n%s", name, exits)
+		}
+	}
+	if !strings.Contains(manSection(string(files["seglog-kafka-export.1"]), "ENVIRONMENT"), "SEGLOG_KAFKA_PASSWORD") {
+		t.Errorf("seglog-kafka-export.1 does not name SEGLOG_KAFKA_PASSWORD")
+	}
+	env := manSection(string(files["seglog.1"]), "ENVIRONMENT")
+	for _, name := range envNamesInSource(t) {
+		if !strings.Contains(env, name) {
+			t.Errorf("seglog.1: ENVIRONMENT does not name %s, which the code reads:\n%s", name, env)
+		}
+	}
+}
+
+// manSection is a man page's section title, up to the next one.
+func manSection(page, title string) string {
+	_, rest, ok := strings.Cut(page, "\n.SH "+title+"\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n.SH "); i >= 0 {
+		rest = rest[:i+1]
+	}
+	return rest
+}
+
+// envNamesInSource are the environment variable names string literals of
+// the non-test sources hold: SEGLOG_* and the locale's.
+func envNamesInSource(t *testing.T) []string {
+	t.Helper()
+	re := regexp.MustCompile(`"(SEGLOG_[A-Z0-9_]+|LC_ALL|LC_CTYPE|LANG)"`)
+	var names []string
+	for _, pkg := range []string{".", "../logstore", "../format", ".."} {
+		paths, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			if strings.HasSuffix(p, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+				if !slices.Contains(names, m[1]) {
+					names = append(names, m[1])
+				}
+			}
+		}
+	}
+	if len(names) < 4 {
+		t.Fatalf("found only %q in the sources", names)
+	}
+	return names
 }

@@ -85,10 +85,13 @@ func parseDumpIndexOptions(c *cli.Context) (dumpIndexOptions, error) {
 	}
 	if c.IsSet("segment") {
 		s := c.String("segment")
+		// A file name, or its 20 digits, is as good as the base offset.
 		if base, _, err := format.ParseSegmentName(s); err == nil {
-			o.segment = base // a file name is as good as its base offset
-		} else if o.segment, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return o, usagef("--segment must be a segment's base offset, not %q", s)
+			o.segment = base
+		} else if base, _, err := format.ParseSegmentName(s + format.LogExt); err == nil {
+			o.segment = base
+		} else if o.segment, err = strconv.ParseUint(s, 10, 64); err != nil || !isDecimal(s) {
+			return o, usagef("--segment must be a segment's base offset (decimal, no leading zeros) or file name, not %q", s)
 		}
 		o.onlySeg = true
 	}

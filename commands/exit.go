@@ -3,6 +3,8 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/seglog/seglog/format"
@@ -38,4 +40,119 @@ func exitCode(err error) int {
 		return exitProblems
 	}
 	return exitError
+}
+
+// exitDoc is one exit status of a command and when it happens.
+type exitDoc struct {
+	code int
+	when string
+}
+
+// commandExits are the exit statuses of each command (by the name typed
+// after seglog: "kafka export"), for its --help and man page. A usage
+// error is exit 2 everywhere.
+var commandExits = map[string][]exitDoc{
+	"create": {
+		{exitOK, "the topic was created, or with --if-not-exists already existed"},
+		{exitError, "the topic already exists (without --if-not-exists), or an I/O error"},
+	},
+	"append": {
+		{exitOK, "all of stdin was appended; also when ended by Ctrl-C or SIGTERM, after what was read is written and synced"},
+		{exitError, "the topic does not exist (without --create), a partition's writer lock is held (without --wait), a line over --max-message-bytes or a malformed --input json line (the lines before it stay appended), a corrupt record in a partition, or an I/O error"},
+	},
+	"read": {
+		{exitOK, "the records were printed; also when stdout is a closed pipe, and with --group when ended by Ctrl-C or SIGTERM"},
+		{exitError, "the topic or partition does not exist, an offset out of range, a corrupt record (after the records before it; not with --skip-corrupt), the group held by another reader, or an I/O error"},
+	},
+	"tail": {
+		{exitOK, "the records were printed; also -f ended by Ctrl-C, SIGTERM, --count or --timeout, and a closed stdout pipe"},
+		{exitError, "the topic does not exist (-F waits for it instead), a corrupt record (not with --skip-corrupt), the group held by another reader, or an I/O error"},
+	},
+	"describe": {
+		{exitOK, "every topic and partition asked for was described"},
+		{exitError, "a topic or partition could not be read or is missing below the highest (the others are still described), or an I/O error"},
+	},
+	"topics": {
+		{exitOK, "every topic was listed"},
+		{exitError, "a topic could not be read or misses a partition (the others are still listed), or an I/O error"},
+	},
+	"dump-index": {
+		{exitOK, "the entries were printed; with --verify, every entry checks out (notes and warnings do not count)"},
+		{exitError, "the file, topic, partition or segment does not exist, or an I/O error"},
+		{exitProblems, "with --verify: an entry that lies (wrong position or timestamp), is out of order, or points inside the log where no record starts"},
+	},
+	"verify-crc": {
+		{exitOK, "no problems found: notes only, known gaps, or an incomplete tail while a writer holds the partition"},
+		{exitError, "a check that could not finish (an I/O error, a missing topic), even if it found problems too"},
+		{exitProblems, "problems found: a corrupt record, overlapping segments, an unexplained offset gap, an incomplete tail with no live writer, or an index entry that lies"},
+	},
+	"recover": {
+		{exitOK, "recovered, or nothing to do; without TOPIC also when partitions a writer holds were skipped"},
+		{exitError, "a named topic's lock is held (without --wait), a topic that does not exist, or an I/O error"},
+		{exitProblems, "a corrupt record followed by valid data was left in place (run again with --salvage)"},
+	},
+	"retention-sweep": {
+		{exitOK, "swept; without TOPIC also when topics without a retention setting or with their lock held were skipped"},
+		{exitError, "a named topic without a retention rule or with its lock held, a topic that does not exist, or an I/O error"},
+	},
+	"quarantine": {
+		{exitOK, "listed, or purged"},
+		{exitError, "a saved piece could not be read or purged, or an I/O error"},
+	},
+	"copy-partition": {
+		{exitOK, "the partition was copied whole and checked"},
+		{exitError, "a damaged source, an existing destination partition (without --force), a lock held, the reader of --to - gone before the end, or an I/O error"},
+	},
+	"import-partition": {
+		{exitOK, "the partition was imported whole and checked"},
+		{exitError, "a stream cut short or that fails the checks, an existing partition (without --force), a lock held, or an I/O error"},
+	},
+	"import": {
+		{exitOK, "every record was appended"},
+		{exitError, "a corrupt record in the source (the records before it stay appended), the topic does not exist (without --create), a lock held, or an I/O error"},
+	},
+	"kafka export": {
+		{exitOK, "every record was exported; also -f ended by Ctrl-C or SIGTERM"},
+		{exitError, "an unreachable broker, a refused login, a missing Kafka topic (without --create-topic), a record over the topic's max.message.bytes, or an I/O error"},
+	},
+	"kafka import": {
+		{exitOK, "every record was imported; also -f ended by Ctrl-C or SIGTERM"},
+		{exitError, "an unreachable broker, a refused login, a missing Kafka topic, a record refused (with --no-drop-headers), a lock held, or an I/O error"},
+	},
+	"completion": {
+		{exitOK, "the script was printed"},
+	},
+	"version": {
+		{exitOK, "the version was printed"},
+	},
+}
+
+// exitsOf is the exit statuses of a command (by the name typed after
+// seglog), the usage error included, in order.
+func exitsOf(name string) []exitDoc {
+	exits := append([]exitDoc{{exitUsage, "a usage error: an unknown flag, a missing or extra argument, a bad name, a value that does not parse"}},
+		commandExits[name]...)
+	slices.SortStableFunc(exits, func(a, b exitDoc) int { return a.code - b.code })
+	return exits
+}
+
+// exitHelp is the EXIT STATUS section --help prints after a command's
+// options, the lines wrapped at 80 columns.
+func exitHelp(name string) string {
+	var b strings.Builder
+	b.WriteString("\nEXIT STATUS:\n")
+	for _, e := range exitsOf(name) {
+		line := fmt.Sprintf("   %d  ", e.code)
+		for _, w := range strings.Fields(e.when) {
+			if len(line)+1+len(w) > 80 && strings.TrimSpace(line) != "" {
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				line = "      "
+			} else if !strings.HasSuffix(line, " ") {
+				line += " "
+			}
+			line += w
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
 }

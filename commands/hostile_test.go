@@ -577,6 +577,14 @@ func hostileSeed(t *testing.T) uint64 {
 // -long); SEGLOG_HOSTILE_SEED=<seed> replays a run.
 func TestHostileRandomArgs(t *testing.T) {
 	fixture := hostileFixture(t)
+	// Random values name relative paths ("-1", "--", "../x" as --to): they
+	// must land in a scratch directory, not in the package's. Two levels
+	// down, so that "../x" does too.
+	cwd := filepath.Join(t.TempDir(), "cwd", "sub")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
 	seed := hostileSeed(t)
 	t.Logf("seed %d (replay: SEGLOG_HOSTILE_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))

@@ -253,6 +253,9 @@ func writeImportSummary(e *env, o importOptions, s *importSummary) error {
 	if o.json {
 		return writeJSONLine(e.stdout, s)
 	}
+	if e.quiet {
+		return nil
+	}
 	rng := func(a, b *uint64) string {
 		if a == nil {
 			return "-"

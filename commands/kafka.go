@@ -331,6 +331,9 @@ func (s *kafkaSummary) print(e *env, asJSON bool, took time.Duration) error {
 		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
 		return err
 	}
+	if e.quiet {
+		return nil
+	}
 	from, to := "seglog "+s.Topic, "Kafka "+s.KafkaTopic
 	if s.Direction == "import" {
 		from, to = to, from

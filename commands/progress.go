@@ -68,11 +68,17 @@ func (b *progressBar) update(done, total int64) {
 	_ = b.bar.Set64(min(done, total))
 }
 
-// progressAfter is how long a job runs before its bar shows: a second.
-// SEGLOG_PROGRESS_AFTER (a Go duration) changes it, for tests only: their
-// jobs are too quick to be long.
+// progressAfterEnv (a Go duration) changes how long a job runs before
+// its bar shows, for tests only: their jobs are too quick to be long.
+const progressAfterEnv = "SEGLOG_PROGRESS_AFTER"
+
+// progressCommands are the commands that draw progress bars.
+var progressCommands = []string{"append", "verify-crc", "recover", "retention-sweep", "copy-partition", "import-partition", "kafka export", "kafka import"}
+
+// progressAfter is how long a job runs before its bar shows: a second,
+// unless progressAfterEnv says otherwise.
 func progressAfter() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv("SEGLOG_PROGRESS_AFTER")); err == nil && d >= 0 {
+	if d, err := time.ParseDuration(os.Getenv(progressAfterEnv)); err == nil && d >= 0 {
 		return d
 	}
 	return time.Second

@@ -53,7 +53,7 @@ func quarantineCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "only partition `P`", DefaultText: "all"},
 			&cli.StringFlag{Name: "older-than", Usage: "purge: only pieces saved more than `DURATION` ago"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "purge: print what would be deleted, delete nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "purge: print what would be deleted, delete nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a table"},
 		},
 		Action: func(c *cli.Context) error {
@@ -150,7 +150,9 @@ func runQuarantine(e *env, o quarantineOptions) error {
 		if err := writeQuarantineJSON(e, purged, &o); err != nil {
 			return err
 		}
-	} else {
+	} else if o.dryRun || !e.quiet {
+		// What a dry run would purge is its product; what was purged, a
+		// summary --quiet drops.
 		verb := "purged"
 		if o.dryRun {
 			verb = "would purge"
@@ -209,6 +211,9 @@ const quarantineNumeric = "PARTITION FROM BYTES"
 func writeQuarantineTable(e *env, entries []logstore.QuarantineEntry) error {
 	var b bytes.Buffer
 	if len(entries) == 0 {
+		if e.quiet {
+			return nil // an empty listing says it
+		}
 		fmt.Fprintf(&b, "the quarantine (%s) is empty\n", filepath.Join(e.dataDir, logstore.QuarantineDir))
 		_, err := e.stdout.Write(b.Bytes())
 		return err

@@ -32,9 +32,10 @@ func parseOffset(s string) (offsetSpec, error) {
 		return offsetSpec{kind: s}, nil
 	}
 	last := strings.HasPrefix(s, "-")
-	n, err := strconv.ParseUint(strings.TrimPrefix(s, "-"), 10, 64)
-	if err != nil {
-		return offsetSpec{}, usagef("--offset must be N, -N, beginning or end, not %q", s)
+	digits := strings.TrimPrefix(s, "-")
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || !isDecimal(digits) {
+		return offsetSpec{}, usagef("--offset must be N, -N (decimal, no leading zeros), beginning or end, not %q", s)
 	}
 	if last {
 		return offsetSpec{kind: "last", n: n}, nil
@@ -121,7 +122,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
+			&cli.StringFlag{Name: "format", Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),

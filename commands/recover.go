@@ -36,7 +36,9 @@ func recoverCommand() *cli.Command {
 			"  - rebuilds indexes that are missing, short, too long or wrong, keeping the index\n" +
 			"    interval the existing index shows (else the topic's setting, else 1);\n" +
 			"  - removes leftovers of interrupted operations: *.deleted (an interrupted\n" +
-			"    retention delete), *.tmp files and directories, index files without a .log.\n" +
+			"    retention delete), *.tmp files and directories, index files without a .log,\n" +
+			"    and topic directories holding no partition that an interrupted copy or\n" +
+			"    import into a new topic left (copies running are left alone).\n" +
 			"Every byte it cuts is first saved to <data-dir>/.quarantine/<topic>/<partition>/\n" +
 			"with a JSON note (which file, which bytes, when, why); 'seglog quarantine' lists\n" +
 			"and purges them. A corrupt record followed by valid data is reported and left in\n" +
@@ -46,6 +48,9 @@ func recoverCommand() *cli.Command {
 			"in the partition's .gaps.json. Nothing later in the partition is ever deleted, and\n" +
 			"the next offset never goes down. A recover that was interrupted (killed, a full\n" +
 			"disk) is finished by running it again.\n\n" +
+			"Prints a table for each partition something was (or, with --dry-run, would be)\n" +
+			"done to or is wrong with, then a line counting the partitions checked; with\n" +
+			"--quiet only the rows of what changed or is wrong, and nothing when nothing was.\n\n" +
 			"No TOPIC: every topic; a partition a writer holds (a running append) is then\n" +
 			"skipped at once with a warning, unless --wait or --wait-timeout is given, and\n" +
 			"the exit status is 0 if all else went well. A named topic whose lock is held is\n" +
@@ -58,7 +63,7 @@ func recoverCommand() *cli.Command {
 			"  seglog recover orders --partition 2 --salvage --json",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "recover only partition `P`", DefaultText: "all"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the exact plan and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the exact plan and change nothing"},
 			&cli.BoolFlag{Name: "salvage", Usage: "split segments around corrupt records to rescue the valid records after them"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},
@@ -175,7 +180,7 @@ func runRecover(e *env, o recoverOptions) error {
 	}
 	var b bytes.Buffer
 	for _, l := range run.leftovers {
-		writeLeftoverLine(&b, l, o.dryRun, e.dataDir)
+		writeLeftoverLine(&b, l, o.dryRun, e)
 	}
 	if err := emit(&b); err != nil {
 		return err
@@ -211,14 +216,19 @@ func runRecover(e *env, o recoverOptions) error {
 		run.reports = append(run.reports, tr.Partitions...)
 		b.Reset()
 		for _, l := range tr.Leftovers {
-			writeLeftoverLine(&b, l, o.dryRun, e.dataDir)
+			writeLeftoverLine(&b, l, o.dryRun, e)
 		}
 		if err := emit(&b); err != nil {
 			return err
 		}
+		// A partition with nothing to do gets no table: a healthy cron run
+		// prints the summary line only (with --quiet, nothing).
 		for _, rep := range tr.Partitions {
+			if !rep.Changed() && len(rep.Problems) == 0 && (e.quiet || len(rep.Leftovers) == 0) {
+				continue
+			}
 			b.Reset()
-			if err := writeRecoverTable(&b, rep, e.dataDir); err != nil {
+			if err := writeRecoverTable(&b, rep, e); err != nil {
 				return err
 			}
 			if err := emit(&b); err != nil {
@@ -230,8 +240,18 @@ func runRecover(e *env, o recoverOptions) error {
 	if lacking > 0 && lacking == len(topics) {
 		return fmt.Errorf("nothing to check: no topic of %s has partition %d", e.dataDir, o.partition)
 	}
-	if o.json {
+	switch {
+	case o.json:
 		if err := writeRecoverJSON(e.stdout, run); err != nil {
+			return err
+		}
+	case !e.quiet:
+		b.Reset()
+		if blocks.blocks > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(run.summary() + "\n")
+		if _, err := e.stdout.Write(b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -261,6 +281,48 @@ func runRecover(e *env, o recoverOptions) error {
 	return nil
 }
 
+// summary is the last line: how many partitions were checked and what
+// came of them.
+func (run *recoverRun) summary() string {
+	changed, damaged := 0, 0
+	for _, rep := range run.reports {
+		switch {
+		case rep.Changed():
+			changed++
+		case len(rep.Problems) > 0:
+			damaged++
+		}
+	}
+	n := len(run.reports)
+	line := fmt.Sprintf("%d partition%s checked", n, plural(n))
+	if changed+damaged == 0 {
+		line += ", nothing to do"
+	} else {
+		var parts []string
+		if changed > 0 {
+			verb := "recovered"
+			if run.o.dryRun {
+				verb = "to recover"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", changed, verb))
+		}
+		if damaged > 0 {
+			parts = append(parts, fmt.Sprintf("%d with damage left in place", damaged))
+		}
+		if rest := n - changed - damaged; rest > 0 {
+			parts = append(parts, fmt.Sprintf("%d with nothing to do", rest))
+		}
+		line += ": " + strings.Join(parts, ", ")
+	}
+	if len(run.skipped) > 0 {
+		line += fmt.Sprintf("; %d skipped, held by a writer", len(run.skipped))
+	}
+	if run.o.dryRun {
+		line += " (dry run: nothing was changed)"
+	}
+	return line
+}
+
 // lockAdvice adds how to wait to a lock error.
 func lockAdvice(err error, wait time.Duration) error {
 	var locked *logstore.LockedError
@@ -278,7 +340,12 @@ func relPath(dataDir, path string) string {
 	return path
 }
 
-func writeLeftoverLine(w io.Writer, l logstore.RecoverLeftover, dryRun bool, dataDir string) {
+// writeLeftoverLine tells what became of a leftover; one left in place
+// is no news with --quiet.
+func writeLeftoverLine(w io.Writer, l logstore.RecoverLeftover, dryRun bool, e *env) {
+	if l.Kept && e.quiet {
+		return
+	}
 	verb := "removed"
 	switch {
 	case l.Kept:
@@ -286,7 +353,7 @@ func writeLeftoverLine(w io.Writer, l logstore.RecoverLeftover, dryRun bool, dat
 	case dryRun:
 		verb = "would remove"
 	}
-	fmt.Fprintf(w, "%s %s (%s)\n", verb, relPath(dataDir, l.Path), l.What)
+	fmt.Fprintf(w, "%s %s (%s)\n", verb, relPath(e.dataDir, l.Path), l.What)
 }
 
 // Columns of recover's table, and which of them hold numbers.
@@ -295,8 +362,11 @@ var recoverHeader = []string{"SEGMENT", "RECORDS", "VALID BYTES", "BYTES CUT", "
 const recoverNumeric = "RECORDS VALID BYTES BYTES CUT"
 
 // writeRecoverTable prints a partition's title line, its table, and lines
-// for the leftovers removed and the gaps recorded.
-func writeRecoverTable(w io.Writer, rep logstore.RecoverReport, dataDir string) error {
+// for the leftovers removed and the gaps recorded. With --quiet, the
+// table has the rows of segments something was done to or is wrong
+// with only.
+func writeRecoverTable(w io.Writer, rep logstore.RecoverReport, e *env) error {
+	dataDir := e.dataDir
 	title := fmt.Sprintf("partition %s/%d (%s): ", rep.Topic, rep.Partition, rep.Dir)
 	switch {
 	case rep.DryRun && rep.Changed():
@@ -315,27 +385,30 @@ func writeRecoverTable(w io.Writer, rep logstore.RecoverReport, dataDir string) 
 	if _, err := fmt.Fprintln(w, title); err != nil {
 		return err
 	}
-	if len(rep.Segments) > 0 {
-		rows := make([][]string, 0, len(rep.Segments))
-		for _, sr := range rep.Segments {
-			cut, saved := "-", "-"
-			if sr.Cut != nil {
-				cut = strconv.FormatInt(sr.Cut.To-sr.Cut.From, 10)
-				saved = relPath(dataDir, sr.Cut.Saved)
-				if sr.Cut.Saved == "" {
-					saved = filepath.Join(logstore.QuarantineDir, rep.Topic, strconv.Itoa(rep.Partition)) + "/"
-				}
-			}
-			rows = append(rows, []string{sr.Name, strconv.FormatUint(sr.Records, 10), strconv.FormatInt(sr.ValidBytes, 10),
-				cut, saved, indexCell(sr), segmentNote(sr)})
+	rows := make([][]string, 0, len(rep.Segments))
+	for _, sr := range rep.Segments {
+		if e.quiet && !sr.Changed() && sr.Problem == nil {
+			continue
 		}
+		cut, saved := "-", "-"
+		if sr.Cut != nil {
+			cut = strconv.FormatInt(sr.Cut.To-sr.Cut.From, 10)
+			saved = relPath(dataDir, sr.Cut.Saved)
+			if sr.Cut.Saved == "" {
+				saved = filepath.Join(logstore.QuarantineDir, rep.Topic, strconv.Itoa(rep.Partition)) + "/"
+			}
+		}
+		rows = append(rows, []string{sr.Name, strconv.FormatUint(sr.Records, 10), strconv.FormatInt(sr.ValidBytes, 10),
+			cut, saved, indexCell(sr), segmentNote(sr)})
+	}
+	if len(rows) > 0 {
 		if err := renderTable(w, recoverHeader, recoverNumeric, rows); err != nil {
 			return err
 		}
 	}
 	var b bytes.Buffer
 	for _, l := range rep.Leftovers {
-		writeLeftoverLine(&b, l, rep.DryRun, dataDir)
+		writeLeftoverLine(&b, l, rep.DryRun, e)
 	}
 	for _, g := range rep.Gaps {
 		verb := "recorded"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,8 @@ type sweepOptions struct {
 	topics         []string // none: every topic
 	partition      int      // -1: all
 	retention      time.Duration
-	retentionBytes int64 // these two: 0 takes the topic's setting
+	retentionBytes int64 // these two: defaults for topics without their own; 0 none
+	override       bool  // apply them over the topics' own settings too
 	now            time.Time
 	clock          bool // no --now: now is the clock's reading
 	dryRun         bool
@@ -34,20 +36,28 @@ func retentionSweepCommand() *cli.Command {
 		Description: "Changes files: deletes segments for good (see --dry-run). Under each topic's\n" +
 			"maintenance lock, deletes the longest run of oldest segments in which each one\n" +
 			"qualifies under a rule:\n" +
-			"  - --retention D: its newest timestamp is older than now - D. A segment holding a\n" +
+			"  - retention D: its newest timestamp is older than now - D. A segment holding a\n" +
 			"    timestamp after now never goes by time (it is reported, with a warning), nor\n" +
 			"    does one whose newest timestamp damage hides (run verify-crc and recover).\n" +
-			"  - --retention-bytes SIZE: the partition keeps at least SIZE of .log bytes\n" +
+			"  - retention-bytes SIZE: the partition keeps at least SIZE of .log bytes\n" +
 			"    without it (Kafka's rule).\n" +
-			"Each rule defaults to the topic's stored setting (create --retention,\n" +
-			"--retention-bytes); a flag overrides it. When the active segment itself has\n" +
-			"expired and no writer holds the partition, it is rolled first (a new empty\n" +
-			"segment keeps the next offset) and deleted; with a live appender it stays.\n" +
+			"A topic's own settings (create --retention, --retention-bytes) win, each rule on\n" +
+			"its own: --retention and --retention-bytes are the defaults for topics that store\n" +
+			"none, as a Kafka broker's settings are under a topic's; --override-topic-settings\n" +
+			"applies them over the settings of every topic named or swept. The report says\n" +
+			"which rules applied to each topic and where each came from (the topic's setting,\n" +
+			"a flag, a flag over the topic's setting), and names a flag a topic's own setting\n" +
+			"beat. When the active segment itself has expired and no writer holds the\n" +
+			"partition, it is rolled first (a new empty segment keeps the next offset) and\n" +
+			"deleted; with a live appender it stays.\n" +
 			"A read that was about to read a deleted segment fails naming the partition's new\n" +
 			"start. A sweep that was interrupted is finished by 'seglog recover'.\n\n" +
 			"Prints a table per partition: each segment's records, bytes, newest timestamp,\n" +
 			"decision (deleted, would delete, kept, future timestamps) and why; then the\n" +
-			"totals. No TOPIC: every topic; topics without a retention setting are listed as\n" +
+			"totals. With --quiet, only the partitions segments went from (or would, with\n" +
+			"--dry-run) or whose timestamps keep one, with those segments' rows: nothing\n" +
+			"when nothing goes.\n\n" +
+			"No TOPIC: every topic; topics without a retention setting are listed as\n" +
 			"skipped, and a topic whose maintenance lock stays held (a copy, a recover) is\n" +
 			"skipped with a warning, and the exit status is 0 if all else went well. A named\n" +
 			"topic without a rule, or with its lock held, is an error (exit status 1), and so\n" +
@@ -55,15 +65,17 @@ func retentionSweepCommand() *cli.Command {
 			"none of whose topics has the --partition given: from cron, a sweep of nothing\n" +
 			"must not pass for one that worked.\n\n" +
 			"Examples:\n" +
+			"  seglog retention-sweep --retention 7d   # from cron: 7 days where a topic sets none\n" +
 			"  seglog retention-sweep --dry-run\n" +
-			"  seglog retention-sweep app-logs --retention 7d\n" +
+			"  seglog retention-sweep app-logs --retention 7d --override-topic-settings\n" +
 			"  seglog retention-sweep orders --retention-bytes 10GiB --json",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "retention", Usage: "delete segments whose newest record is older than `DURATION`", DefaultText: "the topic's setting"},
-			&cli.StringFlag{Name: "retention-bytes", Usage: "delete the oldest segments while the partition keeps at least `SIZE` without them", DefaultText: "the topic's setting"},
+			&cli.StringFlag{Name: "retention", Usage: "delete segments whose newest record is older than `DURATION`, in topics without a retention of their own", DefaultText: "none"},
+			&cli.StringFlag{Name: "retention-bytes", Usage: "delete the oldest segments while the partition keeps at least `SIZE` without them, in topics without a retention_bytes of their own", DefaultText: "none"},
+			&cli.BoolFlag{Name: "override-topic-settings", Usage: "apply --retention and --retention-bytes over the topics' own settings too"},
 			&cli.StringFlag{Name: "now", Usage: "apply the rules as at `TIME` (RFC 3339, or a duration ago)", DefaultText: "now"},
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "sweep only partition `P`", DefaultText: "all"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would be deleted and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print what would be deleted and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for a topic's maintenance lock without limit"},
 			&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a topic's maintenance lock", DefaultText: "2s"},
@@ -80,7 +92,7 @@ func retentionSweepCommand() *cli.Command {
 
 func sweepFlags(c *cli.Context) (sweepOptions, error) {
 	o := sweepOptions{topics: c.Args().Slice(), partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json"),
-		now: time.Now(), clock: !c.IsSet("now")}
+		now: time.Now(), clock: !c.IsSet("now"), override: c.Bool("override-topic-settings")}
 	var err error
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
@@ -103,6 +115,9 @@ func sweepFlags(c *cli.Context) (sweepOptions, error) {
 		if o.retentionBytes < 1 {
 			return o, usagef("--retention-bytes must be at least 1 byte")
 		}
+	}
+	if o.override && o.retention == 0 && o.retentionBytes == 0 {
+		return o, usagef("--override-topic-settings applies --retention and --retention-bytes: give one or both")
 	}
 	if c.IsSet("now") {
 		if o.now, err = parseTime(c.String("now"), o.now); err != nil {
@@ -140,7 +155,8 @@ func runSweep(e *env, o sweepOptions) error {
 			return nothingToDo(e, "sweep", len(all))
 		}
 	}
-	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
+	opts := logstore.RetentionOptions{Retention: o.retention, RetentionBytes: o.retentionBytes, Override: o.override,
+		Now: o.now, NowIsClock: o.clock, DryRun: o.dryRun,
 		LockWait: o.lockWait, Warn: func(m string) { e.warn("%s", m) }}
 	// Blocks (a topic's tables, a skipped topic's line) go out as they are
 	// done, separated by blank lines.
@@ -168,7 +184,9 @@ func runSweep(e *env, o sweepOptions) error {
 			// Over every topic, a topic nobody set a retention for is one
 			// to keep whole, not a failure.
 			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: errors.New("no retention set")})
-			fmt.Fprintf(&b, "topic %s: skipped, no retention set\n", topic)
+			if !e.quiet {
+				fmt.Fprintf(&b, "topic %s: skipped, no retention set\n", topic)
+			}
 			if err := emit(&b); err != nil {
 				return err
 			}
@@ -188,7 +206,7 @@ func runSweep(e *env, o sweepOptions) error {
 		for _, f := range ts.Failed {
 			run.probs = append(run.probs, f.Err)
 		}
-		if err := run.writeTopic(&b, ts); err != nil {
+		if err := run.writeTopic(&b, ts, e.quiet); err != nil {
 			return err
 		}
 		if err := emit(&b); err != nil {
@@ -204,7 +222,7 @@ func runSweep(e *env, o sweepOptions) error {
 		if err := run.writeJSON(e.stdout); err != nil {
 			return err
 		}
-	} else if len(run.topics) > 0 || len(run.probs) == 0 {
+	} else if !e.quiet && (len(run.topics) > 0 || len(run.probs) == 0) {
 		if err := run.writeTotals(e.stdout, blocks.blocks > 0); err != nil {
 			return err
 		}
@@ -248,11 +266,23 @@ var sweepHeader = []string{"SEGMENT", "RECORDS", "BYTES", "NEWEST", "DECISION", 
 const sweepNumeric = "RECORDS BYTES"
 
 // writeTopic prints a topic's rules, then a title line and a table for
-// each partition.
-func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep) error {
-	fmt.Fprintf(w, "topic %s: %s\n", ts.Topic, run.rules(ts))
+// each partition. quiet keeps only what changed or is wrong: the
+// partitions with segments deleted or kept by timestamps in the future or
+// hidden by damage, with those segments' rows.
+func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep, quiet bool) error {
+	notable := func(ss logstore.SegmentSweep) bool {
+		return !quiet || ss.Decision == logstore.SweepDeleted || ss.Decision == logstore.SweepWouldDelete || ss.Future || ss.Damage != nil
+	}
+	if !quiet {
+		fmt.Fprintf(w, "topic %s: %s\n", ts.Topic, run.rules(ts))
+	}
 	for _, p := range ts.Partitions {
-		w.WriteByte('\n')
+		if quiet && !slices.ContainsFunc(p.Segments, notable) {
+			continue
+		}
+		if w.Len() > 0 {
+			w.WriteByte('\n')
+		}
 		n, size := p.Deleted()
 		title := fmt.Sprintf("partition %s/%d (%s): ", p.Topic, p.Partition, p.Dir)
 		switch {
@@ -270,6 +300,9 @@ func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep) error {
 		}
 		rows := make([][]string, 0, len(p.Segments))
 		for _, ss := range p.Segments {
+			if !notable(ss) {
+				continue
+			}
 			rows = append(rows, []string{ss.Name, strconv.FormatUint(ss.Records, 10), strconv.FormatInt(ss.Bytes, 10),
 				run.newestCell(ss), string(ss.Decision), run.reason(ts, p, ss)})
 		}
@@ -280,16 +313,55 @@ func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep) error {
 	return nil
 }
 
-// rules describes the rules applied to a topic.
+// rules describes the rules applied to a topic and where each came from,
+// then the flags its own settings beat.
 func (run *sweepRun) rules(ts logstore.TopicSweep) string {
-	var rs []string
+	var rs, beaten []string
 	if ts.Retention > 0 {
-		rs = append(rs, fmt.Sprintf("retention %s (cutoff %s)", durationText(ts.Retention), run.stamp(ts.Cutoff)))
+		rs = append(rs, fmt.Sprintf("retention %s %s (cutoff %s)", durationText(ts.Retention),
+			ruleOrigin(ts.RetentionSource, "--retention", durationText(ts.Stored.Retention)), run.stamp(ts.Cutoff)))
 	}
 	if ts.RetentionBytes > 0 {
-		rs = append(rs, "retention-bytes "+sizeText(ts.RetentionBytes))
+		rs = append(rs, fmt.Sprintf("retention-bytes %s %s", sizeText(ts.RetentionBytes),
+			ruleOrigin(ts.RetentionBytesSource, "--retention-bytes", sizeText(ts.Stored.RetentionBytes))))
 	}
-	return strings.Join(rs, ", ")
+	if run.o.retention > 0 && ts.RetentionSource == logstore.RuleFromTopic {
+		beaten = append(beaten, "--retention "+durationText(run.o.retention))
+	}
+	if run.o.retentionBytes > 0 && ts.RetentionBytesSource == logstore.RuleFromTopic {
+		beaten = append(beaten, "--retention-bytes "+sizeText(run.o.retentionBytes))
+	}
+	s := strings.Join(rs, ", ")
+	if len(beaten) > 0 {
+		s += fmt.Sprintf("; %s not applied: the topic's own setting wins (--override-topic-settings applies the flag)", strings.Join(beaten, " and "))
+	}
+	return s
+}
+
+// ruleOrigin says where a rule came from, for the report.
+func ruleOrigin(src logstore.RuleSource, flag, stored string) string {
+	switch src {
+	case logstore.RuleFromTopic:
+		return "from the topic's setting"
+	case logstore.RuleFromOverride:
+		return fmt.Sprintf("from %s over the topic's %s", flag, stored)
+	}
+	return "from " + flag
+}
+
+// ruleSourceJSON names a rule's source in --json: "topic", "flag" or
+// "override"; null when the rule is off.
+func ruleSourceJSON(src logstore.RuleSource) *string {
+	var s string
+	switch src {
+	case logstore.RuleOff:
+		return nil
+	case logstore.RuleFromDefault:
+		s = "flag"
+	default:
+		s = string(src)
+	}
+	return &s
 }
 
 func (run *sweepRun) newestCell(ss logstore.SegmentSweep) string {
@@ -429,7 +501,9 @@ type sweepPartitionJSON struct {
 	Dir            string             `json:"dir"`
 	Retention      *string            `json:"retention"`
 	RetentionNS    *int64             `json:"retention_ns"`
+	RetentionFrom  *string            `json:"retention_source"`
 	RetentionBytes *int64             `json:"retention_bytes"`
+	BytesFrom      *string            `json:"retention_bytes_source"`
 	Cutoff         *string            `json:"cutoff"`
 	CutoffNS       *int64             `json:"cutoff_ns"`
 	Start          uint64             `json:"start_offset"`
@@ -468,6 +542,7 @@ func (run *sweepRun) writeJSON(w io.Writer) error {
 	for _, ts := range run.topics {
 		for _, p := range ts.Partitions {
 			pj := sweepPartitionJSON{Topic: p.Topic, Partition: p.Partition, Dir: p.Dir, Start: p.Start, Next: p.Next,
+				RetentionFrom: ruleSourceJSON(ts.RetentionSource), BytesFrom: ruleSourceJSON(ts.RetentionBytesSource),
 				Segments: []sweepSegmentJSON{}}
 			if ts.Retention > 0 {
 				r, rns, c, cns := durationText(ts.Retention), int64(ts.Retention), run.stamp(ts.Cutoff), ts.Cutoff

@@ -64,7 +64,9 @@ type rsJSON struct {
 		Partition      int     `json:"partition"`
 		Retention      *string `json:"retention"`
 		RetentionNS    *int64  `json:"retention_ns"`
+		RetentionFrom  *string `json:"retention_source"`
 		RetentionBytes *int64  `json:"retention_bytes"`
+		BytesFrom      *string `json:"retention_bytes_source"`
 		Cutoff         *string `json:"cutoff"`
 		CutoffNS       *int64  `json:"cutoff_ns"`
 		Start          uint64  `json:"start_offset"`
@@ -129,7 +131,7 @@ func rsDecisions(doc rsJSON, i int) []string {
 func TestRetentionSweepTable(t *testing.T) {
 	dir := rsNewTopic(t)
 	r := mustRun(t, dir, "", "retention-sweep", "t", "--retention", "1h", "--now", "2023-11-14T23:13:26Z")
-	want := `topic t: retention 1h (cutoff 2023-11-14T22:13:26.000000000Z)
+	want := `topic t: retention 1h from --retention (cutoff 2023-11-14T22:13:26.000000000Z)
 
 partition t/0 (DATA/t/0): deleted 2 of 4 segments (180 B), start offset 6, next offset 10
 +--------------------------+---------+-------+--------------------------------+----------+-------------------------------------------------------+
@@ -158,7 +160,7 @@ total: deleted 2 segments (180 B) from 1 partition
 	rsFixture(t, dir, "t", 10, logstore.Settings{Retention: 24 * 24 * time.Hour})
 	r = mustRun(t, dir, "", "retention-sweep", "t", "--retention-bytes", "150", "--now", "2023-11-14T23:13:26Z")
 	for _, want := range []string{
-		"topic t: retention 24d (cutoff 2023-10-21T23:13:26.000000000Z), retention-bytes 150 B\n",
+		"topic t: retention 24d from the topic's setting (cutoff 2023-10-21T23:13:26.000000000Z), retention-bytes 150 B from --retention-bytes\n",
 		"| deleted  | size: partition 300 B, 210 B without it >= retention-bytes 150 B      |",
 		"| kept     | newer than the cutoff; size: 120 B without it < retention-bytes 150 B |",
 		"| 00000000000000000006.log |       3 |    90 | 2023-11-14T22:13:28.000000000Z | kept     | newer than the cutoff                                                 |",
@@ -325,7 +327,8 @@ func TestRetentionSweepEveryTopic(t *testing.T) {
 }
 
 // Future timestamps keep a segment, in the row and in a warning; damage
-// hiding the newest timestamp too. --quiet drops the warnings only.
+// hiding the newest timestamp too. --quiet drops the warnings, and keeps
+// on stdout the rows of what goes and of what is wrong only.
 func TestRetentionSweepWarnings(t *testing.T) {
 	dir := rsNewTopic(t)
 	args := []string{"retention-sweep", "t", "--retention", "1s", "--now", "2023-11-14T22:13:25Z", "--dry-run"}
@@ -337,8 +340,11 @@ func TestRetentionSweepWarnings(t *testing.T) {
 	if !strings.HasPrefix(r.stderr, warn) || strings.Count(r.stderr, "\n") != 2 || !strings.Contains(r.stderr, "segment 00000000000000000009.log holds") {
 		t.Errorf("stderr %q, want a warning for segments 6 and 9, starting %q", r.stderr, warn)
 	}
-	if q := mustRun(t, dir, "", append([]string{"-q"}, args...)...); q.stderr != "" || q.stdout != r.stdout {
-		t.Errorf("--quiet: stderr %q, stdout changed: %v", q.stderr, q.stdout != r.stdout)
+	q := mustRun(t, dir, "", append([]string{"-q"}, args...)...)
+	if q.stderr != "" || !strings.Contains(q.stdout, "| future timestamps | future timestamps: newest 2023-11-14T22:13:28.000000000Z") ||
+		!strings.Contains(q.stdout, "| 00000000000000000000.log |       3 |    90 | 2023-11-14T22:13:22.000000000Z | would delete ") ||
+		strings.Contains(q.stdout, "00000000000000000003.log") || strings.Contains(q.stdout, "total:") || strings.Contains(q.stdout, "topic t:") {
+		t.Errorf("--quiet: stderr %q, stdout:\n%s", q.stderr, q.stdout)
 	}
 
 	// Segment 3's second record gets a wrong offset: its age is unknown.
@@ -457,5 +463,93 @@ func TestRetentionSweepWhileAppending(t *testing.T) {
 	out := mustRun(t, dir, "", "describe", "t", "--json").stdout
 	if !strings.Contains(out, `"start_offset": `+strconv.Itoa(len(values))) {
 		t.Errorf("describe: %s", out)
+	}
+}
+
+// A topic's own retention wins over the flags, which are the defaults for
+// topics without one (Kafka's broker and topic settings), rule by rule:
+// the cron line 'retention-sweep --retention 7d' keeps a 90-day topic's
+// month-old data. --override-topic-settings applies the flags to every
+// topic. The report names each rule's source.
+func TestRetentionSweepTopicSettingWins(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	rsFixture(t, dir, "keep", 10, logstore.Settings{Retention: 90 * 24 * time.Hour})
+	rsFixture(t, dir, "plain", 10, logstore.Settings{})
+	rsFixture(t, dir, "sized", 10, logstore.Settings{RetentionBytes: 150})
+	month := "2023-12-14T22:13:20Z" // rsT0 + 30 days
+
+	r := mustRun(t, dir, "", "retention-sweep", "--retention", "7d", "--now", month)
+	for _, want := range []string{
+		"topic keep: retention 90d from the topic's setting (cutoff 2023-09-15T22:13:20.000000000Z); --retention 7d not applied: the topic's own setting wins (--override-topic-settings applies the flag)\n",
+		"topic plain: retention 7d from --retention (cutoff 2023-12-07T22:13:20.000000000Z)\n",
+		"topic sized: retention 7d from --retention (cutoff 2023-12-07T22:13:20.000000000Z), retention-bytes 150 B from the topic's setting\n",
+		"partition keep/0 (" + dir + "/keep/0): nothing to delete, start offset 0, next offset 10\n",
+		"partition plain/0 (" + dir + "/plain/0): deleted 4 of 4 segments (300 B), start offset 10, next offset 10\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if got := readValues(t, dir, "keep", 0); len(got) != 10 {
+		t.Errorf("keep, stored retention 90d, holds %d of its 10 month-old records after --retention 7d", len(got))
+	}
+	if got := readValues(t, dir, "plain", 0); len(got) != 0 {
+		t.Errorf("plain, no retention of its own, holds %q after --retention 7d", got)
+	}
+
+	// The flag given stays a default for one rule when the topic stores
+	// the other: a stored retention_bytes does not stop --retention.
+	r = mustRun(t, dir, "", "retention-sweep", "keep", "sized", "--retention-bytes", "1k", "--now", month, "--json", "--dry-run")
+	doc := rsParse(t, r.stdout)
+	if len(doc.Partitions) != 2 {
+		t.Fatalf("partitions %+v", doc.Partitions)
+	}
+	rsWantSources(t, doc.Partitions[0].Topic, doc.Partitions[0].RetentionFrom, doc.Partitions[0].BytesFrom, "topic", "flag")
+	rsWantSources(t, doc.Partitions[1].Topic, doc.Partitions[1].RetentionFrom, doc.Partitions[1].BytesFrom, "", "topic")
+	if p := doc.Partitions[0]; *p.RetentionNS != int64(90*24*time.Hour) || *p.RetentionBytes != 1024 {
+		t.Errorf("keep: retention %d ns, retention_bytes %d; want 90 days and 1024", *p.RetentionNS, *p.RetentionBytes)
+	}
+	if p := doc.Partitions[1]; p.Retention != nil || *p.RetentionBytes != 150 {
+		t.Errorf("sized: retention %v, retention_bytes %d; want none and 150", p.Retention, *p.RetentionBytes)
+	}
+
+	// Overridden: the flag applies to keep too, and the report says over
+	// what.
+	r = mustRun(t, dir, "", "retention-sweep", "keep", "--retention", "7d", "--override-topic-settings", "--now", month)
+	want := "topic keep: retention 7d from --retention over the topic's 90d (cutoff 2023-12-07T22:13:20.000000000Z)\n"
+	if !strings.HasPrefix(r.stdout, want) {
+		t.Errorf("stdout does not begin with %q:\n%s", want, r.stdout)
+	}
+	if got := readValues(t, dir, "keep", 0); len(got) != 0 {
+		t.Errorf("keep holds %q after --retention 7d --override-topic-settings", got)
+	}
+	rsFixture(t, dir, "again", 10, logstore.Settings{Retention: 90 * 24 * time.Hour, RetentionBytes: 1 << 30})
+	doc = rsParse(t, mustRun(t, dir, "", "retention-sweep", "again", "--retention", "7d", "--override-topic-settings", "--now", month, "--json").stdout)
+	p0 := doc.Partitions[0]
+	rsWantSources(t, p0.Topic, p0.RetentionFrom, p0.BytesFrom, "override", "topic")
+	if p0.Deleted != 4 || *p0.RetentionBytes != 1<<30 {
+		t.Errorf("again: deleted %d segments, retention_bytes %d; want 4 and the stored 1 GiB", p0.Deleted, *p0.RetentionBytes)
+	}
+
+	// The override flag with nothing to apply is a usage error.
+	r = runIn(t, dir, nil, "retention-sweep", "--override-topic-settings", "--now", month)
+	if r.code != 2 || r.stdout != "" {
+		t.Errorf("--override-topic-settings alone: exit %d, stdout %q; want 2 and nothing", r.code, r.stdout)
+	}
+	wantOneErrorLine(t, r.stderr, "--override-topic-settings", "--retention", "--retention-bytes")
+}
+
+// rsWantSources checks a partition's retention_source and
+// retention_bytes_source ("" for null).
+func rsWantSources(t *testing.T, topic string, time, size *string, wantTime, wantSize string) {
+	t.Helper()
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	if str(time) != wantTime || str(size) != wantSize {
+		t.Errorf("%s: retention_source %q, retention_bytes_source %q; want %q and %q", topic, str(time), str(size), wantTime, wantSize)
 	}
 }

@@ -8,21 +8,30 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/seglog/seglog/internal/testcheckout"
 )
 
 // TestMain makes this test binary double as the seglog binary: run under
 // the name "seglog" (testscript puts such a copy first in $PATH), it is
-// seglog. The scripts and the subprocess tests run it that way.
+// seglog. The scripts and the subprocess tests run it that way. Run as
+// the tests, it fails them if they changed the checkout.
 func TestMain(m *testing.M) {
 	// Under -race every process sleeps 1 s at exit (to catch late race
 	// reports); the subprocesses here are many and short.
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(checkedRun{m}, map[string]func(){
 		"seglog": func() { os.Exit(Run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }
+
+// checkedRun runs the tests, then fails them if they changed the checkout
+// (unless told to rewrite the golden files).
+type checkedRun struct{ m *testing.M }
+
+func (c checkedRun) Run() int { return testcheckout.Run(c.m, *updateGolden) }
 
 // TestScript runs testdata/script/*.txtar end to end against the binary.
 // Exact exit codes are checked by the Go tests; `! exec` only tells zero

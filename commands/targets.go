@@ -39,11 +39,16 @@ func (t *coveredTopic) missingError(c covered) error {
 	return t.found.MissingErr(t.name, t.dir, logstore.PartitionRange{First: c.number, Last: c.last})
 }
 
-// dataDirTopics lists every topic of the data directory.
+// dataDirTopics lists every topic of the data directory, warning of the
+// half-made ones interrupted copies left, which are no topics.
 func dataDirTopics(e *env) ([]string, error) {
-	names, err := logstore.Open(e.dataDir).Topics()
+	store := logstore.Open(e.dataDir)
+	names, err := store.Topics()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, noDataDir(e)
+	}
+	if err == nil {
+		warnHalfMadeTopics(e, store)
 	}
 	return names, err
 }

@@ -156,10 +156,13 @@ func labelWidth(t *timelineTopic) int {
 	return n
 }
 
-// utf8Locale tells from the locale variables, in POSIX's order of
-// precedence, whether the terminal takes UTF-8.
+// localeEnv are the locale variables, in POSIX's order of precedence.
+var localeEnv = []string{"LC_ALL", "LC_CTYPE", "LANG"}
+
+// utf8Locale tells from the locale variables whether the terminal takes
+// UTF-8.
 func utf8Locale(getenv func(string) string) bool {
-	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+	for _, k := range localeEnv {
 		if v := strings.ToLower(getenv(k)); v != "" {
 			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
 		}

@@ -26,6 +26,10 @@ func parseSize(s string) (int64, error) {
 		i++
 	}
 	mult, ok := sizeUnits[strings.TrimSpace(s[i:])]
+	// Decimal like every number seglog takes: "010" is a typo, not 8 or 10.
+	if i > 1 && s[0] == '0' && s[1] != '.' {
+		return 0, fmt.Errorf("invalid size %q: write a decimal number without leading zeros", s)
+	}
 	if i == 0 || !ok {
 		return 0, fmt.Errorf("invalid size %q (use e.g. 1048576, 512k, 64MiB, 1G, 10MB)", s)
 	}

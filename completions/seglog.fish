@@ -57,11 +57,11 @@ end
 function __seglog_value_flags
     switch "$argv[1]"
         case create
-            printf '%s\n' --partitions -p --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
         case append
             printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --group -g --wait-timeout --data-dir -d
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d
         case tail
             printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d
         case describe
@@ -123,18 +123,18 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
-complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, warnings or progress'
+complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
 complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
 
 # create
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a create -d 'create a topic'
-complete -c seglog -n '__seglog_using create' -l partitions -s p -x -d 'number of partitions N'
+complete -c seglog -n '__seglog_using create' -l partitions -x -d 'number of partitions N'
 complete -c seglog -n '__seglog_using create' -l if-not-exists -d 'succeed if the topic already exists'
-complete -c seglog -n '__seglog_using create' -l retention -x -d 'retention-sweep default: delete segments older than DURATION'
-complete -c seglog -n '__seglog_using create' -l retention-bytes -x -d 'retention-sweep default: keep at most SIZE of .log bytes per partition'
+complete -c seglog -n '__seglog_using create' -l retention -x -d 'the topic\'s retention, over retention-sweep\'s flags: delete segment...'
+complete -c seglog -n '__seglog_using create' -l retention-bytes -x -d 'the topic\'s retention, over retention-sweep\'s flags: keep at most S...'
 complete -c seglog -n '__seglog_using create' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
 complete -c seglog -n '__seglog_using create' -l index-interval -x -d 'index every Nth record of a segment'
 complete -c seglog -n '__seglog_using create' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
@@ -171,7 +171,7 @@ complete -c seglog -n '__seglog_using read' -l since -x -d 'start at the first r
 complete -c seglog -n '__seglog_using read' -l until -x -d 'stop before the first record after TIME'
 complete -c seglog -n '__seglog_using read' -l key -s k -x -d 'print only records with key K'
 complete -c seglog -n '__seglog_using read' -l count -s c -x -d 'stop after N records in all'
-complete -c seglog -n '__seglog_using read' -l format -s f -x -a 'value json dump raw' -d 'FORMAT: value'
+complete -c seglog -n '__seglog_using read' -l format -x -a 'value json dump raw' -d 'FORMAT: value'
 complete -c seglog -n '__seglog_using read' -l template -s t -x -d 'print each record as FMT'
 complete -c seglog -n '__seglog_using read' -l skip-corrupt -d 'warn about a corrupt record and go on after it instead of failing'
 complete -c seglog -n '__seglog_using read' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
@@ -238,7 +238,7 @@ complete -c seglog -n '__seglog_using verify-crc; and not __seglog_using verify-
 # recover
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a recover -d 'repair partitions after a crash: cut torn tails, rebuild indexes, r...'
 complete -c seglog -n '__seglog_using recover' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'recover only partition P'
-complete -c seglog -n '__seglog_using recover' -l dry-run -s n -d 'print the exact plan and change nothing'
+complete -c seglog -n '__seglog_using recover' -l dry-run -d 'print the exact plan and change nothing'
 complete -c seglog -n '__seglog_using recover' -l salvage -d 'split segments around corrupt records to rescue the valid records a...'
 complete -c seglog -n '__seglog_using recover' -l json -d 'print one JSON document instead of tables'
 complete -c seglog -n '__seglog_using recover' -l wait -d 'wait for locks other processes hold, without limit'
@@ -249,11 +249,12 @@ complete -c seglog -n '__seglog_using recover; and not __seglog_using recover 0;
 
 # retention sweep
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a retention-sweep -d 'delete the oldest segments past a retention time or size'
-complete -c seglog -n '__seglog_using retention-sweep' -l retention -x -d 'delete segments whose newest record is older than DURATION'
+complete -c seglog -n '__seglog_using retention-sweep' -l retention -x -d 'delete segments whose newest record is older than DURATION, in topi...'
 complete -c seglog -n '__seglog_using retention-sweep' -l retention-bytes -x -d 'delete the oldest segments while the partition keeps at least SIZE ...'
+complete -c seglog -n '__seglog_using retention-sweep' -l override-topic-settings -d 'apply --retention and --retention-bytes over the topics\' own settin...'
 complete -c seglog -n '__seglog_using retention-sweep' -l now -x -d 'apply the rules as at TIME'
 complete -c seglog -n '__seglog_using retention-sweep' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'sweep only partition P'
-complete -c seglog -n '__seglog_using retention-sweep' -l dry-run -s n -d 'print what would be deleted and change nothing'
+complete -c seglog -n '__seglog_using retention-sweep' -l dry-run -d 'print what would be deleted and change nothing'
 complete -c seglog -n '__seglog_using retention-sweep' -l json -d 'print one JSON document instead of tables'
 complete -c seglog -n '__seglog_using retention-sweep' -l wait -d 'wait for a topic\'s maintenance lock without limit'
 complete -c seglog -n '__seglog_using retention-sweep' -l wait-timeout -x -d 'wait at most DURATION for a topic\'s maintenance lock'
@@ -265,7 +266,7 @@ complete -c seglog -n '__seglog_using retention-sweep; and not __seglog_using re
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a quarantine -d 'list or purge the bytes recover and append cut and saved'
 complete -c seglog -n '__seglog_using quarantine' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'only partition P'
 complete -c seglog -n '__seglog_using quarantine' -l older-than -x -d 'purge: only pieces saved more than DURATION ago'
-complete -c seglog -n '__seglog_using quarantine' -l dry-run -s n -d 'purge: print what would be deleted, delete nothing'
+complete -c seglog -n '__seglog_using quarantine' -l dry-run -d 'purge: print what would be deleted, delete nothing'
 complete -c seglog -n '__seglog_using quarantine' -l json -d 'print one JSON document instead of a table'
 complete -c seglog -n '__seglog_using quarantine 0' -a 'list purge'
 complete -c seglog -n '__seglog_using quarantine 1' -a '(__seglog_call topics)'
@@ -276,7 +277,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a
 complete -c seglog -n '__seglog_using copy-partition' -l to -r -f -a '(__fish_complete_directories)' -d 'the destination data DIR, or - for a tar stream on stdout'
 complete -c seglog -n '__seglog_using copy-partition' -l to-topic -x -a '(__seglog_call topics)' -d 'the destination TOPIC'
 complete -c seglog -n '__seglog_using copy-partition' -l to-partition -x -d 'the destination partition Q'
-complete -c seglog -n '__seglog_using copy-partition' -l force -s f -d 'replace an existing destination partition'
+complete -c seglog -n '__seglog_using copy-partition' -l force -d 'replace an existing destination partition'
 complete -c seglog -n '__seglog_using copy-partition' -l throttle -x -d 'copy at most RATE bytes a second'
 complete -c seglog -n '__seglog_using copy-partition' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using copy-partition' -l wait -d 'wait for locks other processes hold, without limit'
@@ -286,7 +287,7 @@ complete -c seglog -n '__seglog_using copy-partition 1' -a '(__seglog_call parti
 
 # import partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import-partition -d 'make a partition of the tar stream \'copy-partition --to -\' writes, ...'
-complete -c seglog -n '__seglog_using import-partition' -l force -s f -d 'replace an existing partition'
+complete -c seglog -n '__seglog_using import-partition' -l force -d 'replace an existing partition'
 complete -c seglog -n '__seglog_using import-partition' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using import-partition' -l wait -d 'wait for locks other processes hold, without limit'
 complete -c seglog -n '__seglog_using import-partition' -l wait-timeout -x -d 'wait at most DURATION for a lock another process holds'
@@ -368,6 +369,9 @@ complete -c seglog -n '__seglog_using kafka-import' -l request-timeout -x -d 'gi
 complete -c seglog -n '__seglog_using kafka-import 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using kafka-import 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using kafka-import; and not __seglog_using kafka-import 0; and not __seglog_using kafka-import 1' -a '(__seglog_call topics)'
+
+# version
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a version -d 'print seglog\'s version and the revision it was built from'
 
 # completion
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a completion -d 'print the shell completion script for bash, zsh or fish'

@@ -15,9 +15,9 @@ _seglog_call() {
 
 _seglog_value_flags() {
     case $1 in
-    create) echo ' --partitions -p --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
+    create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
     append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
-    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --group -g --wait-timeout --data-dir -d ' ;;
+    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
     describe) echo ' --partition -p --width --data-dir -d ' ;;
     dump-index) echo ' --partition -p --segment -s --kind --data-dir -d ' ;;
@@ -36,7 +36,7 @@ _seglog_value_flags() {
 
 _seglog_flag_value() {
     case $1:$2 in
-    create:--partitions|create:-p) : ;;
+    create:--partitions) : ;;
     create:--retention) : ;;
     create:--retention-bytes) : ;;
     create:--segment-bytes) : ;;
@@ -60,7 +60,7 @@ _seglog_flag_value() {
     read:--until) : ;;
     read:--key|read:-k) : ;;
     read:--count|read:-c) : ;;
-    read:--format|read:-f) compadd -- value json dump raw ;;
+    read:--format) compadd -- value json dump raw ;;
     read:--template|read:-t) : ;;
     read:--group|read:-g) compadd -- ${(f)"$(_seglog_call groups)"} ;;
     read:--wait-timeout) : ;;
@@ -141,23 +141,24 @@ _seglog_flag_value() {
 
 _seglog_flags() {
     case $1 in
-    create) echo '--partitions -p --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;
     topics) echo '--json --data-dir -d --quiet -q --no-progress --help -h' ;;
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --help -h' ;;
     verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    recover) echo '--partition -p --dry-run -n --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    retention-sweep) echo '--retention --retention-bytes --now --partition -p --dry-run -n --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    quarantine) echo '--partition -p --older-than --dry-run -n --json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    copy-partition) echo '--to --to-topic --to-partition --force -f --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    import-partition) echo '--force -f --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --help -h' ;;
+    copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
+    version) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
     *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
     esac
@@ -202,13 +203,14 @@ _seglog_arg() {
         esac ;;
     kafka-export) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     kafka-import) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    version) : ;;
     completion)
         case $2 in
         0) compadd -- bash zsh fish ;;
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka completion help ;;
+    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help ;;
     esac
 }
 
@@ -237,6 +239,7 @@ _seglog_commands() {
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
         'import:append every record of a log in the simple store/index layout to a ...'
         'kafka:export a topic to a Kafka cluster, or import one from it'
+        'version:print seglog'\''s version and the revision it was built from'
         'completion:print the shell completion script for bash, zsh or fish'
         'help:show help for a command'
     )

@@ -36,6 +36,10 @@ type CopyOptions struct {
 	LockWait time.Duration
 	// Progress, if set, is told the bytes copied so far, out of total.
 	Progress func(done, total int64)
+	// Interrupt, once closed, makes the copy give up as a failure does
+	// (nothing of it stays) with ErrInterrupted, unless it is placed
+	// already.
+	Interrupt <-chan struct{}
 }
 
 // CopyReport says what a copy did.
@@ -73,12 +77,13 @@ type copySource struct {
 	dir      string
 	segs     []copySegment
 	gaps     []byte // the partition's .gaps.json, nil when none
+	gapList  []Gap  // what it records
 	settings []byte // the topic's settings file, nil when none
 	lock     *dirLock
 	total    int64 // bytes of every file the copy takes
 }
 
-func (s *Store) openCopySource(topic string, part int, wait time.Duration) (*copySource, error) {
+func (s *Store) openCopySource(topic string, part int, wait time.Duration, stop <-chan struct{}) (*copySource, error) {
 	if err := format.ValidateTopic(topic); err != nil {
 		return nil, err
 	}
@@ -93,7 +98,7 @@ func (s *Store) openCopySource(topic string, part int, wait time.Duration) (*cop
 	if fi, err := os.Stat(src.dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("topic %s: partition %d is missing (%s): %w", topic, part, src.dir, ErrPartitionNotFound)
 	}
-	if src.lock, err = lockDirShared(t.Dir, "topic "+topic, wait); err != nil {
+	if src.lock, err = lockDirShared(t.Dir, "topic "+topic, wait, stop); err != nil {
 		return nil, err
 	}
 	if err := src.plan(t.Dir); err != nil {
@@ -110,11 +115,22 @@ func (src *copySource) plan(topicDir string) error {
 	if err != nil {
 		return err
 	}
-	if src.settings, err = readOptional(filepath.Join(topicDir, settingsFile)); err != nil {
+	settings := filepath.Join(topicDir, settingsFile)
+	if src.settings, err = readOptional(settings); err != nil {
 		return err
 	}
-	if src.gaps, err = readOptional(filepath.Join(src.dir, GapsFile)); err != nil {
+	// The topic's settings were read once already, and may have changed.
+	if _, err := parseSettings(src.settings); src.settings != nil && err != nil {
+		return settingsError(settings, err)
+	}
+	gaps := filepath.Join(src.dir, GapsFile)
+	if src.gaps, err = readOptional(gaps); err != nil {
 		return err
+	}
+	if src.gaps != nil {
+		if src.gapList, err = parseGaps(src.gaps); err != nil {
+			return fmt.Errorf("%w: %s: %v; %s", ErrInvalidGaps, gaps, err, gapsAdvice)
+		}
 	}
 	intervals, err := recIntervals(segs, 0)
 	if err != nil {
@@ -164,6 +180,9 @@ func (cs *copySegment) planActive() error {
 
 func (src *copySource) close() { src.lock.Unlock() }
 
+// gapsAdvice is what to do with a source's gaps file that is wrong.
+const gapsAdvice = "fix it or remove it (verify-crc then reports the offsets missing as lost data), then copy again"
+
 // readOptional reads a small file that may not exist (nil then).
 func readOptional(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
@@ -190,14 +209,14 @@ func fileSize(path string) int64 {
 // source is refused, saying where), its indexes kept or rebuilt, synced,
 // and only then renamed into place. An existing destination partition is
 // refused unless opts.Force.
-func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptions) (CopyReport, error) {
+func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts = opts.withDefaults(topic, part)
-	rep := CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: fmt.Sprintf("%s/%d", opts.ToTopic, opts.ToPartition)}
+	rep = CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: fmt.Sprintf("%s/%d", opts.ToTopic, opts.ToPartition)}
 	if err := format.ValidateTopic(opts.ToTopic); err != nil {
 		return rep, err
 	}
-	src, err := s.openCopySource(topic, part, opts.LockWait)
+	src, err := s.openCopySource(topic, part, opts.LockWait, opts.Interrupt)
 	if err != nil {
 		return rep, err
 	}
@@ -208,18 +227,19 @@ func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptio
 		}
 		return rep, err
 	}
-	b, err := dst.beginBuild(opts, src.settings, &rep)
+	b, err := dst.beginBuild(opts, buildMeta{settings: src.settings, gaps: src.gaps,
+		gapCheck: newGapCheck(filepath.Join(src.dir, GapsFile), src.gapList), gapsAdvice: gapsAdvice}, &rep)
 	if err != nil {
 		return rep, err
 	}
-	defer b.abort()
-	pace := newPacer(opts.Throttle, src.total, opts.Progress)
+	defer b.end(&err)
+	pace := newPacer(opts.Throttle, src.total, opts.Progress, opts.Interrupt)
 	for _, cs := range src.segs {
 		if err := b.copySegment(cs, pace); err != nil {
 			return rep, err
 		}
 	}
-	if err := b.finish(src.gaps); err != nil {
+	if err := b.finish(); err != nil {
 		return rep, err
 	}
 	if err := b.place(src.lock); err != nil {
@@ -255,85 +275,149 @@ func samePath(a, b string) (bool, error) {
 	return err == nil && os.SameFile(fa, fb), err
 }
 
-// partitionBuild is a partition being built in a temporary directory of
-// its destination topic: .copy-<partition>-<random>.tmp, flock'ed for as
-// long as it is built, so that the cleanup of leftovers (by the next copy,
-// by recover) takes only those of copies that died.
+// partitionBuild is a partition being built in a hidden temporary
+// directory, the build's root, flock'ed for as long as it is built so that
+// the cleanup of leftovers (by the next copy, by recover) takes only those
+// of copies that died:
+//
+//   - into an existing topic, the root is <topic>/.copy-<partition>-<random>.tmp,
+//     renamed to be the partition;
+//   - into a topic the copy makes, the root is <data-dir>/.copy-<topic>-<random>.tmp,
+//     holding the topic's settings and the partition directory, and it is
+//     renamed to be the topic: a new topic appears only with its first
+//     partition in place, so no command over the data directory ever
+//     meets a topic without partitions. Should the topic appear meanwhile
+//     (another copy into it placed a partition first), the partition goes
+//     into it as into any existing topic, and the topic keeps the
+//     settings it has.
 type partitionBuild struct {
-	s        *Store
-	opts     CopyOptions
-	rep      *CopyReport
-	topicDir string
-	tmp      string
-	tmpLock  *dirLock
-	final    string
-	placed   bool
-	newTopic bool   // the build made topicDir
-	next     uint64 // offset after the last segment built
-	syncer   *syncer
+	s           *Store
+	opts        CopyOptions
+	rep         *CopyReport
+	topicDir    string
+	root        string // what the build made; removed unless placed
+	rootLock    *dirLock
+	tmp         string // the partition being built: root, or in it
+	final       string
+	newTopic    bool // root is the topic being built
+	placed      bool // the partition is in place
+	topicPlaced bool // root was renamed to be the topic
+	next        uint64
+	meta        buildMeta
+	syncer      *syncer
+}
+
+// buildMeta is what a build carries besides segments: the topic's
+// settings file and the partition's gaps file as they were read (nil:
+// none), and a check of the gaps against the segments built.
+type buildMeta struct {
+	settings, gaps []byte
+	gapCheck       *gapCheck
+	gapsAdvice     string // what to do with gaps that are wrong
 }
 
 const buildPrefix = ".copy-"
 
-func (s *Store) beginBuild(opts CopyOptions, settings []byte, rep *CopyReport) (*partitionBuild, error) {
+func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*partitionBuild, error) {
 	b := &partitionBuild{s: s, opts: opts, rep: rep, topicDir: filepath.Join(s.dir, opts.ToTopic),
-		final: s.PartitionDir(opts.ToTopic, opts.ToPartition)}
+		final: s.PartitionDir(opts.ToTopic, opts.ToPartition), meta: meta}
 	rep.Dir = b.final
 	if opts.ToPartition < 0 {
 		return nil, fmt.Errorf("invalid destination partition %d", opts.ToPartition)
 	}
-	_, statErr := os.Stat(b.topicDir)
-	if err := s.mkdirAll(b.topicDir); err != nil {
+	if err := s.mkdirAll(s.dir); err != nil {
+		return nil, fmt.Errorf("destination data directory: %w", err)
+	}
+	// What interrupted copies into the topic left goes first: a topic an
+	// older seglog began and never gave a partition is still ours to make.
+	_, _, _ = s.recHalfMadeLocked(b.topicDir, false)
+	switch fi, err := os.Stat(b.topicDir); {
+	case errors.Is(err, fs.ErrNotExist):
+		b.newTopic = true
+	case err != nil:
 		return nil, fmt.Errorf("destination topic %s: %w", opts.ToTopic, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("destination topic %s: %s is not a directory", opts.ToTopic, b.topicDir)
 	}
-	// A topic directory without partitions is one that a copy into a new
-	// topic began and did not finish (create makes a topic whole): the
-	// topic is still this copy's to make, settings and all.
-	tp, _ := ReadTopicPartitions(b.topicDir)
-	b.newTopic = errors.Is(statErr, fs.ErrNotExist) || tp.Count == 0
-	if b.newTopic && settings != nil {
-		// A topic the copy creates gets the source topic's settings.
-		if err := s.writeFileAtomic(filepath.Join(b.topicDir, settingsFile), settings); err != nil {
-			s.removeNewTopic(b.topicDir)
-			return nil, err
-		}
-	}
-	s.removeDeadBuilds(b.topicDir)
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
-	b.tmp = filepath.Join(b.topicDir, buildPrefix+strconv.Itoa(opts.ToPartition)+"-"+hex.EncodeToString(rnd[:])+".tmp")
-	if err := s.fs.Mkdir(b.tmp, 0o755); err != nil {
-		if b.newTopic {
-			s.removeNewTopic(b.topicDir)
-		}
-		return nil, err
+	if b.newTopic {
+		s.removeDeadBuilds(s.dir, opts.ToTopic)
+		// Cut as create's temporary name is, under NAME_MAX.
+		b.root = filepath.Join(s.dir, buildPrefix+opts.ToTopic[:min(len(opts.ToTopic), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
+		b.tmp = filepath.Join(b.root, strconv.Itoa(opts.ToPartition))
+	} else {
+		s.removeDeadBuilds(b.topicDir, "")
+		b.root = filepath.Join(b.topicDir, buildPrefix+strconv.Itoa(opts.ToPartition)+"-"+hex.EncodeToString(rnd[:])+".tmp")
+		b.tmp = b.root
+	}
+	if err := s.fs.Mkdir(b.root, 0o755); err != nil {
+		return nil, b.named(err)
 	}
 	var err error
-	if b.tmpLock, err = tryLockDir(b.tmp); err != nil {
-		s.removeAll(b.tmp)
-		if b.newTopic {
-			s.removeNewTopic(b.topicDir)
+	if b.rootLock, err = tryLockDir(b.root); err != nil {
+		s.removeAll(b.root)
+		return nil, b.named(err)
+	}
+	if b.newTopic {
+		if meta.settings != nil {
+			err = s.writeFileAtomic(filepath.Join(b.root, settingsFile), meta.settings)
 		}
-		return nil, err
+		if err == nil {
+			err = s.fs.Mkdir(b.tmp, 0o755)
+		}
+		if err != nil {
+			s.removeAll(b.root)
+			b.rootLock.Unlock()
+			return nil, b.named(err)
+		}
 	}
 	b.syncer = startSyncer()
 	return b, nil
 }
 
-// removeDeadBuilds removes the temporary directories of copies into the
-// topic directory dir that died: those whose lock nobody holds.
-func (s *Store) removeDeadBuilds(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !e.IsDir() || !isBuildDir(e.Name()) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
+// named adds the destination to an error of the filesystem that names a
+// path inside the build: a temporary name the user never chose.
+func (b *partitionBuild) named(err error) error {
+	inside := func(p string) bool { return p == b.root || strings.HasPrefix(p, b.root+string(filepath.Separator)) }
+	var pe *fs.PathError
+	var le *os.LinkError
+	if errors.As(err, &pe) && inside(pe.Path) || errors.As(err, &le) && (inside(le.Old) || inside(le.New)) {
+		return fmt.Errorf("destination %s (%s): %w", b.rep.To, b.final, err)
+	}
+	return err
+}
+
+// removeDeadBuilds removes the build roots in dir of copies that died:
+// those whose lock nobody holds; in the data directory, only those of
+// topic.
+func (s *Store) removeDeadBuilds(dir, topic string) {
+	for _, path := range buildRoots(dir, topic) {
 		if l, err := tryLockDir(path); err == nil {
 			s.removeAll(path)
 			l.Unlock()
 		}
 	}
+}
+
+// buildRoots lists the build roots in dir: of partitions, in a topic
+// directory (topic ""); of new topics, in the data directory, those of
+// topic only unless it is "*".
+func buildRoots(dir, topic string) []string {
+	entries, _ := os.ReadDir(dir)
+	var roots []string
+	for _, e := range entries {
+		if !e.IsDir() || !isBuildDir(e.Name()) {
+			continue
+		}
+		if topic != "" && topic != "*" {
+			if t, ok := recTempTopic(e.Name(), buildPrefix); !ok || t != topic[:min(len(topic), 200)] {
+				continue
+			}
+		}
+		roots = append(roots, filepath.Join(dir, e.Name()))
+	}
+	return roots
 }
 
 func isBuildDir(name string) bool {
@@ -352,6 +436,28 @@ func buildInUse(path string) bool {
 	}
 	l.Unlock()
 	return false
+}
+
+// halfMadeTopic reports whether the topic directory dir holds what a copy
+// or import into a new topic by an older seglog left when interrupted,
+// and nothing else: no partition directory, only the topic's settings
+// (or their temporary file) and build directories; or nothing at all.
+// Such a directory is no topic: commands over every topic pass it over,
+// and recover removes it.
+func halfMadeTopic(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case (name == settingsFile || name == settingsFile+".tmp") && e.Type().IsRegular():
+		case isBuildDir(name) && e.IsDir():
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // create makes a file of the segment in the build.
@@ -430,8 +536,9 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 	buf := make([]byte, 512<<10)
 	for p := range pieces {
 		if err == nil {
-			_, err = readFullAt(copied, buf, p.at, p.n, check)
-			pace.add(p.n)
+			if _, err = readFullAt(copied, buf, p.at, p.n, check); err == nil {
+				err = pace.add(p.n)
+			}
 			if err != nil {
 				close(stop)
 			}
@@ -483,8 +590,7 @@ func copyFile(f file, path string, from, n int64, pace *pacer) error {
 	if err := f.CopyFrom(src, from, n); err != nil {
 		return err
 	}
-	pace.add(n)
-	return nil
+	return pace.add(n)
 }
 
 // endSegment finishes a built segment whose files were written: the
@@ -519,6 +625,7 @@ func (b *partitionBuild) endSegment(seg segment, check *segmentCheck, files []fi
 	}
 	b.next = check.Next()
 	b.rep.Next = b.next
+	b.meta.gapCheck.segment(seg, b.next)
 	for _, f := range files {
 		if fi, err := f.Stat(); err == nil {
 			_ = f.StartWriteback(0, fi.Size())
@@ -564,28 +671,69 @@ func (s *syncer) wait() error {
 	return <-s.done
 }
 
-// finish syncs what is left of the build and adds the partition's gaps
-// file, then syncs the directory: the build is whole on disk.
-func (b *partitionBuild) finish(gaps []byte) error {
+// finish checks the gaps the partition records against its segments,
+// syncs what is left of the build and adds the gaps file, then syncs the
+// directory: the build is whole on disk.
+func (b *partitionBuild) finish() error {
+	b.meta.gapCheck.end(b.next)
+	if err := b.meta.gapCheck.err(b.meta.gapsAdvice); err != nil {
+		return err
+	}
 	if err := b.syncer.wait(); err != nil {
 		return err
 	}
-	if gaps != nil {
-		if err := b.s.writeFileAtomic(filepath.Join(b.tmp, GapsFile), gaps); err != nil {
+	if b.meta.gaps != nil {
+		if err := b.s.writeFileAtomic(filepath.Join(b.tmp, GapsFile), b.meta.gaps); err != nil {
 			return err
 		}
 	}
 	return b.s.fs.SyncDir(b.tmp)
 }
 
-// place renames the build into place under the destination topic's
-// maintenance lock (shared, as copies take it; held already when the
-// source is the same topic): never over an existing partition, unless
-// Force, which swaps the new one in under the old one's writer lock and
-// then removes the old one.
+// place puts the build in place: a new topic whole (see partitionBuild),
+// else the partition into its topic.
 func (b *partitionBuild) place(held *dirLock) error {
+	if interrupted(b.opts.Interrupt) {
+		return ErrInterrupted
+	}
+	for tries := 0; ; tries++ {
+		if b.newTopic {
+			if err := b.s.fs.SyncDir(b.root); err != nil {
+				return err
+			}
+			err := b.s.fs.Rename(b.root, b.topicDir, true)
+			if err == nil {
+				b.placed, b.topicPlaced = true, true
+				return b.s.fs.SyncDir(b.s.dir)
+			}
+			if !errors.Is(err, fs.ErrExist) && !errors.Is(err, unix.ENOTEMPTY) {
+				return err
+			}
+		}
+		err := b.placePartition(held)
+		// A topic that appeared and went again (recover took a half-made
+		// one away) is still the build's to make.
+		if !b.newTopic || !errors.Is(err, errTopicGone) || tries == 2 {
+			return err
+		}
+	}
+}
+
+// errTopicGone means the topic directory a partition was to go into is
+// gone.
+var errTopicGone = errors.New("logstore: destination topic went away")
+
+// placePartition renames the partition built into place under the
+// destination topic's maintenance lock (shared, as copies take it; held
+// already when the source is the same topic): never over an existing
+// partition, unless Force, which swaps the new one in under the old one's
+// writer lock and then removes the old one.
+func (b *partitionBuild) placePartition(held *dirLock) error {
 	if held == nil || !sameDirAsLock(held, b.topicDir) {
-		lock, err := lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait)
+		lock, err := lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait, b.opts.Interrupt)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", b.topicDir, errTopicGone)
+		}
 		if err != nil {
 			return err
 		}
@@ -602,7 +750,7 @@ func (b *partitionBuild) place(held *dirLock) error {
 	if !b.opts.Force {
 		return fmt.Errorf("%w: %s (%s); use --force to replace it", ErrPartitionExists, b.rep.To, b.final)
 	}
-	lock, err := lockDir(b.final, "partition "+b.rep.To, b.opts.LockWait)
+	lock, err := lockDirHow(b.final, "partition "+b.rep.To, b.opts.LockWait, unix.LOCK_EX, b.opts.Interrupt)
 	if err != nil {
 		return err
 	}
@@ -626,54 +774,55 @@ func sameDirAsLock(l *dirLock, dir string) bool {
 	return err == nil && os.SameFile(lf, fi)
 }
 
-// abort removes the temporary directory: a build that failed, or after a
-// forced copy the partition it replaced.
+// abort removes what the build made and did not place: all of it when it
+// failed, the new topic's settings when its partition went into a topic
+// that appeared meanwhile, the partition a forced copy replaced.
 func (b *partitionBuild) abort() {
 	_ = b.syncer.wait()
-	if !b.placed || b.rep.Replaced {
-		b.s.removeAll(b.tmp)
+	switch {
+	case b.newTopic && !b.topicPlaced:
+		b.s.removeAll(b.root)
+		_ = b.s.fs.SyncDir(b.s.dir)
+	case !b.newTopic && (!b.placed || b.rep.Replaced):
+		b.s.removeAll(b.root)
 		_ = b.s.fs.SyncDir(b.topicDir)
 	}
-	b.tmpLock.Unlock()
-	if !b.placed && b.newTopic {
-		b.s.removeNewTopic(b.topicDir)
+	b.rootLock.Unlock()
+}
+
+// end aborts (see abort) and names the destination in *err (see named).
+func (b *partitionBuild) end(err *error) {
+	b.abort()
+	*err = b.named(*err)
+}
+
+// ErrInterrupted means a copy or import gave up when asked to
+// (CopyOptions.Interrupt), leaving nothing behind.
+var ErrInterrupted = errors.New("logstore: interrupted")
+
+// interrupted reports whether stop is closed.
+func interrupted(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
 	}
 }
 
-// removeNewTopic removes the topic directory a failed copy or import made,
-// when it holds nothing but the settings it wrote: left behind, a topic
-// without partitions is an error for every command over the data
-// directory. Anything else in it (another copy building a partition
-// there) keeps it.
-func (s *Store) removeNewTopic(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.Name() != settingsFile {
-			return
-		}
-	}
-	if len(entries) > 0 {
-		_ = s.fs.Remove(filepath.Join(dir, settingsFile))
-	}
-	if s.fs.Remove(dir) == nil {
-		_ = s.fs.SyncDir(filepath.Dir(dir))
-	}
-}
-
-// pacer keeps a copy at its throttle and reports its progress.
+// pacer keeps a copy at its throttle, reports its progress and tells
+// when it is interrupted.
 type pacer struct {
 	rate     int64
 	began    time.Time
 	done     int64
 	total    int64
 	progress func(done, total int64)
+	stop     <-chan struct{}
 }
 
-func newPacer(rate, total int64, progress func(done, total int64)) *pacer {
-	return &pacer{rate: rate, began: time.Now(), total: total, progress: progress}
+func newPacer(rate, total int64, progress func(done, total int64), stop <-chan struct{}) *pacer {
+	return &pacer{rate: rate, began: time.Now(), total: total, progress: progress, stop: stop}
 }
 
 // piece is how much to move before the next pause: a tenth of a second's
@@ -685,8 +834,9 @@ func (p *pacer) piece() int64 {
 	return copyPiece
 }
 
-// add counts n bytes moved and sleeps as long as the throttle asks.
-func (p *pacer) add(n int64) {
+// add counts n bytes moved and sleeps as long as the throttle asks; once
+// the copy is interrupted it returns ErrInterrupted.
+func (p *pacer) add(n int64) error {
 	p.done += n
 	if p.progress != nil {
 		p.progress(p.done, max(p.total, p.done))
@@ -694,7 +844,16 @@ func (p *pacer) add(n int64) {
 	if p.rate > 0 {
 		due := time.Duration(float64(p.done) / float64(p.rate) * float64(time.Second))
 		if wait := due - time.Since(p.began); wait > 0 {
-			time.Sleep(wait)
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.stop:
+			}
+			t.Stop()
 		}
 	}
+	if interrupted(p.stop) {
+		return ErrInterrupted
+	}
+	return nil
 }

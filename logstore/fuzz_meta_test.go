@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,13 +24,44 @@ import (
 // what parses must survive a round trip through the writer, and errors
 // must name the file.
 
+// settingsSeeds are topic settings files, good and bad.
+var settingsSeeds = []string{
+	`{"segment_bytes":1073741824,"index_interval":4,"roll_after":"168h0m0s","retention":"24h0m0s","retention_bytes":1048576}`,
+	`{}`, ``, `null`, `[]`, `{"segment_bytes":-1,"retention":"-1h"}`, `{"retention":"7d"}`,
+	`{"roll_after":"9999999999h"}`, `{"segment_bytes":1e99}`, `{"index_interval":-5}`,
+	`{"retention_bytes":9223372036854775807,"retention":"2562047h47m16.854775807s"}`,
+	`{"retention_bytes":4611686018427387903}`, `{"retention_bytes":4611686018427387904}`, `{"segment_bytes":0}`,
+	`{"retention":"0s"}`, `{"retention":"1ns"}`, `{"retention_ms":604800000}`, `{} {}`, `{}x`, ` {"retention":"1h"} `,
+	`{"index_interval":1.5}`, `{"segment_bytes":"1GiB"}`, `{"retention":null}`, `{"retention":7}`, "\xef\xbb\xbf{}",
+}
+
+// FuzzParseSettings: no input panics the parser, and what parses is in
+// create's range and encodes to a file that parses the same.
+func FuzzParseSettings(f *testing.F) {
+	for _, s := range settingsSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, err := parseSettings(b)
+		if err != nil {
+			return
+		}
+		if st.SegmentBytes < 0 || st.SegmentBytes > MaxSizeSetting || st.RetentionBytes < 0 || st.RetentionBytes > MaxSizeSetting ||
+			st.IndexInterval < 0 || st.RollAfter < 0 || st.Retention < 0 {
+			t.Fatalf("settings %q parsed as %+v, out of create's range", b, st)
+		}
+		enc, err := encodeSettings(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := parseSettings(enc); err != nil || again != st {
+			t.Fatalf("settings %q parsed as %+v, encoded as %q and read back as %+v (%v)", b, st, enc, again, err)
+		}
+	})
+}
+
 func FuzzTopicSettings(f *testing.F) {
-	for _, s := range []string{
-		`{"segment_bytes":1073741824,"index_interval":4,"roll_after":"168h0m0s","retention":"24h0m0s","retention_bytes":1048576}`,
-		`{}`, ``, `null`, `[]`, `{"segment_bytes":-1,"retention":"-1h"}`, `{"retention":"7d"}`,
-		`{"roll_after":"9999999999h"}`, `{"segment_bytes":1e99}`, `{"index_interval":-5}`,
-		`{"retention_bytes":9223372036854775807,"retention":"2562047h47m16.854775807s"}`,
-	} {
+	for _, s := range settingsSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -44,7 +76,7 @@ func FuzzTopicSettings(f *testing.F) {
 		}
 		st, err := readSettings(path)
 		if err != nil {
-			if !strings.Contains(err.Error(), path) {
+			if !strings.Contains(err.Error(), path) || !errors.Is(err, ErrInvalidSettings) {
 				t.Fatalf("settings error does not name the file: %v", err)
 			}
 			if _, terr := s.Topic("t"); terr == nil {
@@ -73,7 +105,7 @@ func FuzzTopicSettings(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrNoRetention) {
 			t.Fatalf("dry-run sweep with settings %+v: %v", st, err)
 		}
-		if errors.Is(err, ErrNoRetention) != (st.Retention <= 0 && st.RetentionBytes <= 0) {
+		if errors.Is(err, ErrNoRetention) != (st.Retention == 0 && st.RetentionBytes == 0) {
 			t.Fatalf("settings %+v: sweep says %v", st, err)
 		}
 	})
@@ -95,15 +127,50 @@ func fgPartition(t *testing.T, dir string) {
 	}
 }
 
+// gapsSeeds are gaps files, good and bad.
+var gapsSeeds = []string{
+	`{"gaps":[{"from":5,"to":10,"time":"2024-01-01T00:00:00Z","reason":"salvage"}]}`,
+	`{"gaps":[{"from":5,"to":7},{"from":7,"to":10}]}`,
+	`{"gaps":[{"from":5,"to":8}]}`,
+	`{"gaps":[{"from":10,"to":5},{"from":5,"to":5}]}`,
+	`{"gaps":[{"from":0,"to":18446744073709551615}]}`,
+	`{"gaps":null}`, `{}`, ``, `[`, `{"gaps":[1,2]}`,
+	`{"gaps":[{"from":5,"to":10,"time":"2024-01-01T00:00:00Z"}],"more":1}`,
+	`{"gaps":[{"from":0,"to":3,"time":"2024-01-01T00:00:00Z"}]}`,
+	`{"gaps":[{"from":5,"to":7,"time":"2024-01-01T00:00:00Z"},{"from":7,"to":10,"time":"2024-01-01T00:00:00.5Z"}]}`,
+	`{"gaps":[{"from":4,"to":10,"time":"2024-01-01T00:00:00Z"}]}`,
+	`{"gaps":[{"from":15,"to":16,"time":"2024-01-01T00:00:00Z"}]}`,
+	`{"gaps":[{"from":5,"to":10,"time":"yesterday"}]}`,
+}
+
+// FuzzParseGaps: no input panics the parser, and what parses is a list of
+// well-formed gaps that encodes to a file that parses the same.
+func FuzzParseGaps(f *testing.F) {
+	for _, s := range gapsSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		gaps, err := parseGaps(b)
+		if err != nil {
+			return
+		}
+		for _, g := range gaps {
+			if _, err := time.Parse(time.RFC3339Nano, g.Time); g.From >= g.To || err != nil {
+				t.Fatalf("gaps file %q parsed to gap %+v", b, g)
+			}
+		}
+		enc, err := encodeGaps(gaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := parseGaps(enc); err != nil || !slices.Equal(again, gaps) {
+			t.Fatalf("gaps file %q parsed as %+v, encoded as %q and read back as %+v (%v)", b, gaps, enc, again, err)
+		}
+	})
+}
+
 func FuzzGapsFile(f *testing.F) {
-	for _, s := range []string{
-		`{"gaps":[{"from":5,"to":10,"time":"2024-01-01T00:00:00Z","reason":"salvage"}]}`,
-		`{"gaps":[{"from":5,"to":7},{"from":7,"to":10}]}`,
-		`{"gaps":[{"from":5,"to":8}]}`,
-		`{"gaps":[{"from":10,"to":5},{"from":5,"to":5}]}`,
-		`{"gaps":[{"from":0,"to":18446744073709551615}]}`,
-		`{"gaps":null}`, `{}`, ``, `[`, `{"gaps":[1,2]}`,
-	} {
+	for _, s := range gapsSeeds {
 		f.Add([]byte(s), uint64(5), uint64(10))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, from, to uint64) {
@@ -118,15 +185,15 @@ func FuzzGapsFile(f *testing.F) {
 		if gerr != nil && !strings.Contains(gerr.Error(), filepath.Join(dir, GapsFile)) {
 			t.Fatalf("gaps error does not name the file: %v", gerr)
 		}
-		// Whether recorded gaps cover a range: as one would check it by
-		// hand, offset by offset, on small ranges.
+		// Whether recorded gaps lying in a hole cover it: as one would
+		// check it by hand, offset by offset, on small ranges.
 		if from < to && to-from <= 4096 {
 			g, whole := verifyKnownGap(gaps, from, to)
 			want := true
 			for o := from; o < to && want; o++ {
 				covered := false
 				for _, gp := range gaps {
-					covered = covered || gp.From <= o && o < gp.To
+					covered = covered || gp.From >= from && gp.To <= to && gp.From <= o && o < gp.To
 				}
 				want = covered
 			}
@@ -139,7 +206,9 @@ func FuzzGapsFile(f *testing.F) {
 		}
 		// verify-crc over a partition with a real gap (offsets 5..9):
 		// known exactly when the file covers it, a problem otherwise, and
-		// the file itself a problem when it does not parse.
+		// the file itself a problem when it does not parse or records a
+		// gap over offsets 0..4 or 10..14, which the segments hold, or
+		// past the next offset 15.
 		fgPartition(t, dir)
 		p, err := OpenPartitionDir(dir, "t/0")
 		if err != nil {
@@ -164,7 +233,11 @@ func FuzzGapsFile(f *testing.F) {
 			t.Fatal(verr)
 		}
 		_, covers := verifyKnownGap(gaps, 5, 10)
-		if fileBad != (gerr != nil) || known != (gerr == nil && covers) || problem != !known {
+		wrong := false
+		for _, g := range gaps {
+			wrong = wrong || g.From < 5 && g.To > 0 || g.From < 15 && g.To > 10 || g.To > 15
+		}
+		if fileBad != (gerr != nil || wrong) || known != (gerr == nil && covers) || problem != !known {
 			t.Fatalf("gaps file %q (parse error %v): findings %v; known %v, problem %v", b, gerr, kinds, known, problem)
 		}
 	})

@@ -27,17 +27,19 @@ type dirLock struct{ f *os.File }
 // the locked directory is still the one at that path, since a swap
 // (copy-partition --force) may have replaced it while we waited.
 func lockDir(dir, what string, wait time.Duration) (*dirLock, error) {
-	return lockDirHow(dir, what, wait, unix.LOCK_EX)
+	return lockDirHow(dir, what, wait, unix.LOCK_EX, nil)
 }
 
 // lockDirShared takes a shared flock on dir, as lockDir takes an exclusive
 // one: copies hold a topic's maintenance lock shared, so that several can
 // run at once while none of them lets a sweep or recover in.
-func lockDirShared(dir, what string, wait time.Duration) (*dirLock, error) {
-	return lockDirHow(dir, what, wait, unix.LOCK_SH)
+func lockDirShared(dir, what string, wait time.Duration, stop <-chan struct{}) (*dirLock, error) {
+	return lockDirHow(dir, what, wait, unix.LOCK_SH, stop)
 }
 
-func lockDirHow(dir, what string, wait time.Duration, how int) (*dirLock, error) {
+// lockDirHow takes a flock of kind how (LOCK_EX, LOCK_SH) on dir, as
+// lockDir says; closing stop (nil: never) ends a wait with ErrInterrupted.
+func lockDirHow(dir, what string, wait time.Duration, how int, stop <-chan struct{}) (*dirLock, error) {
 	deadline := time.Now().Add(wait)
 	pause := 5 * time.Millisecond
 	for {
@@ -51,7 +53,13 @@ func lockDirHow(dir, what string, wait time.Duration, how int) (*dirLock, error)
 		if wait != WaitForever && !time.Now().Before(deadline) {
 			return nil, &LockedError{What: what, Path: dir, Pid: lockHolder(dir)}
 		}
-		time.Sleep(pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return nil, ErrInterrupted
+		}
 		pause = min(2*pause, 100*time.Millisecond)
 	}
 }

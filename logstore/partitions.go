@@ -115,6 +115,10 @@ func (tp TopicPartitions) Err(topic, dir string) error {
 				why = fmt.Sprintf(" (only %s and %d more, numbered beyond the %d partitions seglog supports)", strings.Join(tp.Foreign[:3], ", "), n-3, MaxPartitions)
 			}
 		}
+		if halfMadeTopic(dir) {
+			why += "; it is what an interrupted copy or import into a new topic left, and 'seglog recover' removes it"
+			return fmt.Errorf("topic %s (%s) has no partition directories: %w%s", topic, dir, ErrPartitionNotFound, why)
+		}
 		return fmt.Errorf("topic %s (%s) has no partition directories%s: %w", topic, dir, why, ErrPartitionNotFound)
 	}
 	if runs := tp.Missing(); len(runs) > 0 {

@@ -270,6 +270,14 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	}
 	if fi, err := os.Stat(tr.Dir); err != nil || !fi.IsDir() {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			// What a create or a copy that never made the topic left
+			// in the data directory is still the topic's to remove.
+			if tr.Leftovers = s.recDataDirLeftovers(topic); len(tr.Leftovers) > 0 {
+				if opts.DryRun {
+					return tr, nil
+				}
+				return tr, s.recRemove(tr.Leftovers)
+			}
 			return tr, fmt.Errorf("topic %s in %s: %w", topic, s.dir, ErrTopicNotFound)
 		}
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
@@ -285,10 +293,15 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 		return tr, fmt.Errorf("topic %s: %w", topic, err)
 	}
 	// Leftovers go first, even from a topic without partitions: a copy
-	// into a new topic killed before placing its partition leaves just
-	// that, its build directory beside the settings it wrote.
+	// into a new topic by an older seglog, killed before placing its
+	// partition, left just that, its build directory beside the settings
+	// it wrote; and then the directory itself goes.
 	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
 	if err != nil {
+		return tr, err
+	}
+	if l, ok, err := s.recHalfMade(tr.Dir, opts.DryRun); ok || err != nil {
+		tr.Leftovers = append(tr.Leftovers, l)
 		return tr, err
 	}
 	tp, err := ReadTopicPartitions(tr.Dir)
@@ -343,28 +356,29 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 
 // RecoverDataDir removes the data directory's leftovers of interrupted
 // operations: the temporary directories of a create that did not finish
-// (.create-<topic>-<random>.tmp). Nothing locks a create, so one whose
-// topic does not exist is left alone while younger than a minute: it may
-// still be running.
+// (.create-<topic>-<random>.tmp), of a copy or import into a new topic
+// that did not (.copy-<topic>-<random>.tmp), and the half-made topic
+// directories such copies by older versions left (see halfMadeTopic).
+// Nothing locks a create, so one whose topic does not exist is left alone
+// while younger than a minute: it may still be running. Copies lock what
+// they build, and what is locked stays.
 func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	var left []RecoverLeftover
+	left := s.recDataDirLeftovers("*")
 	for _, e := range entries {
-		name, ok := recCreateTopic(e.Name())
-		if !ok || !e.IsDir() {
+		if format.ValidateTopic(e.Name()) != nil || !e.IsDir() {
 			continue
 		}
-		path := filepath.Join(s.dir, e.Name())
-		l := RecoverLeftover{Path: path, What: "temporary directory of an interrupted create"}
-		if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < recCreateGrace {
-				l.What, l.Kept = "temporary directory of a create that may still be running", true
-			}
+		l, ok, err := s.recHalfMadeLocked(filepath.Join(s.dir, e.Name()), opts.DryRun)
+		if err != nil {
+			return left, err
 		}
-		left = append(left, l)
+		if ok {
+			left = append(left, l)
+		}
 	}
 	if opts.DryRun {
 		return left, nil
@@ -372,15 +386,87 @@ func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
 	return left, s.recRemove(left)
 }
 
+// recDataDirLeftovers lists the temporary directories in the data
+// directory of creates and of copies into a new topic, of topic ("*":
+// all). Those of copies still running are kept, and so are those of a
+// create whose topic does not exist while younger than recCreateGrace.
+func (s *Store) recDataDirLeftovers(topic string) []RecoverLeftover {
+	entries, _ := os.ReadDir(s.dir)
+	var left []RecoverLeftover
+	for _, e := range entries {
+		name, ok := recTempTopic(e.Name(), ".create-")
+		if !ok || !e.IsDir() || topic != "*" && name != topic[:min(len(topic), 200)] {
+			continue
+		}
+		l := RecoverLeftover{Path: filepath.Join(s.dir, e.Name()), What: "temporary directory of an interrupted create"}
+		if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < recCreateGrace {
+				l.What, l.Kept = "temporary directory of a create that may still be running", true
+			}
+		}
+		left = append(left, l)
+	}
+	for _, path := range buildRoots(s.dir, topic) {
+		l := RecoverLeftover{Path: path, What: "temporary directory of an interrupted copy or import into a new topic"}
+		if buildInUse(path) {
+			l.What, l.Kept = "temporary directory of a copy or import into a new topic still running", true
+		}
+		left = append(left, l)
+	}
+	return left
+}
+
+// recHalfMadeLocked is recHalfMade under the topic's maintenance lock,
+// which it takes if it is free; a held one keeps the directory.
+func (s *Store) recHalfMadeLocked(dir string, dryRun bool) (RecoverLeftover, bool, error) {
+	// Through a link it changes nothing, and the link is no leftover.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !halfMadeTopic(dir) {
+		return RecoverLeftover{}, false, nil
+	}
+	lock, err := tryLockDir(dir)
+	if err != nil {
+		return RecoverLeftover{Path: dir, What: recHalfMadeWhat + "; kept, as another process holds its lock", Kept: true}, true, nil
+	}
+	defer lock.Unlock()
+	return s.recHalfMade(dir, dryRun)
+}
+
+const recHalfMadeWhat = "topic directory an interrupted copy or import into a new topic left, holding no partition"
+
+// recHalfMade reports the topic directory dir when it is half-made (see
+// halfMadeTopic) and, unless dryRun or a build in it is still running,
+// removes it. The caller holds its maintenance lock.
+func (s *Store) recHalfMade(dir string, dryRun bool) (RecoverLeftover, bool, error) {
+	if !halfMadeTopic(dir) {
+		return RecoverLeftover{}, false, nil
+	}
+	l := RecoverLeftover{Path: dir, What: recHalfMadeWhat}
+	for _, path := range buildRoots(dir, "") {
+		if buildInUse(path) {
+			l.What, l.Kept = recHalfMadeWhat+"; kept, as a copy into it is still running", true
+			return l, true, nil
+		}
+	}
+	if dryRun {
+		return l, true, nil
+	}
+	s.removeAll(dir)
+	if _, err := os.Lstat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return l, true, fmt.Errorf("remove leftover %s: it could not be emptied", dir)
+	}
+	return l, true, s.fs.SyncDir(s.dir)
+}
+
 // recCreateGrace is how old a create's temporary directory must be before
 // recover takes it for a leftover, when its topic does not exist.
 const recCreateGrace = time.Minute
 
-// recCreateTopic parses the name of a create's temporary directory
-// (".create-" topic[:200] "-" 12 hex digits ".tmp", see CreateTopic) and
-// returns the topic name in it.
-func recCreateTopic(name string) (string, bool) {
-	rest, ok := strings.CutPrefix(name, ".create-")
+// recTempTopic parses the name of a temporary directory in the data
+// directory of a create (prefix ".create-", see CreateTopic) or a copy
+// into a new topic (buildPrefix, see beginBuild): prefix, topic[:200],
+// "-", 12 hex digits, ".tmp". It returns the topic name in it.
+func recTempTopic(name, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return "", false
 	}
@@ -400,8 +486,8 @@ func recCreateTopic(name string) (string, bool) {
 // recTopicLeftovers finds (and unless dryRun removes) the leftovers of a
 // topic: hidden temporary files and directories in its directory
 // (<topic>/.*.tmp: settings being replaced, a copy or import being built,
-// all under the maintenance lock we hold), and its create's temporary
-// directories in the data directory.
+// all under the maintenance lock we hold), and its temporary directories
+// in the data directory (see recDataDirLeftovers).
 func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryRun bool) ([]RecoverLeftover, error) {
 	var left []RecoverLeftover
 	for _, e := range entries {
@@ -418,13 +504,7 @@ func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryR
 			left = append(left, l)
 		}
 	}
-	if dentries, err := os.ReadDir(s.dir); err == nil {
-		for _, e := range dentries {
-			if name, ok := recCreateTopic(e.Name()); ok && e.IsDir() && name == topic[:min(len(topic), 200)] {
-				left = append(left, RecoverLeftover{Path: filepath.Join(s.dir, e.Name()), What: "temporary directory of an interrupted create"})
-			}
-		}
-	}
+	left = append(left, s.recDataDirLeftovers(topic)...)
 	if dryRun {
 		return left, nil
 	}

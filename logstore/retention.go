@@ -48,12 +48,16 @@ var ErrNoRetention = errors.New("logstore: no retention set")
 // RetentionOptions control RetentionSweep.
 type RetentionOptions struct {
 	// Retention deletes segments whose newest timestamp is older than Now
-	// minus it; 0 takes the topic's stored setting.
+	// minus it, in a topic that stores no retention of its own (Kafka's
+	// broker default under a topic setting); 0 is no default.
 	Retention time.Duration
 	// RetentionBytes deletes the oldest segments while the partition keeps
-	// at least this many .log bytes without them; 0 takes the topic's
-	// stored setting.
+	// at least this many .log bytes without them, in a topic that stores
+	// no retention_bytes of its own; 0 is no default.
 	RetentionBytes int64
+	// Override applies Retention and RetentionBytes (each one that is set)
+	// over the topic's own settings too.
+	Override bool
 	// Now is when the rules are evaluated; zero means the clock.
 	Now time.Time
 	// NowIsClock says Now is only the clock's reading as the sweep began
@@ -114,19 +118,37 @@ const (
 	SweepUnderSize SweepReason = "under-size"
 )
 
+// RuleSource says where a rule a sweep applied came from.
+type RuleSource string
+
+const (
+	RuleOff RuleSource = ""
+	// RuleFromTopic: the topic's stored setting.
+	RuleFromTopic RuleSource = "topic"
+	// RuleFromDefault: the options' value, the topic storing none.
+	RuleFromDefault RuleSource = "default"
+	// RuleFromOverride: the options' value, over the topic's (Override).
+	RuleFromOverride RuleSource = "override"
+)
+
 // TopicSweep is what RetentionSweep did to a topic.
 type TopicSweep struct {
 	Topic string
 	Dir   string
-	// The rules applied: from the options, else the topic's settings;
-	// 0 when a rule is off.
-	Retention      time.Duration
-	RetentionBytes int64
-	Now            int64 // Unix ns
-	Cutoff         int64 // Now − Retention, when Retention > 0
-	Partitions     []PartitionSweep
-	Failed         []SweepFailure
-	Foreign        []string // directories numbered beyond MaxPartitions, left alone (see TopicPartitions)
+	// The rules applied, each from the topic's settings or the options
+	// (see RetentionOptions); 0 when a rule is off.
+	Retention            time.Duration
+	RetentionBytes       int64
+	RetentionSource      RuleSource
+	RetentionBytesSource RuleSource
+	// Stored is the topic's own retention settings, whether applied or
+	// overridden.
+	Stored     Settings
+	Now        int64 // Unix ns
+	Cutoff     int64 // Now − Retention, when Retention > 0
+	Partitions []PartitionSweep
+	Failed     []SweepFailure
+	Foreign    []string // directories numbered beyond MaxPartitions, left alone (see TopicPartitions)
 }
 
 // SweepFailure is a partition RetentionSweep could not sweep.
@@ -211,15 +233,9 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 	if err != nil {
 		return ts, fmt.Errorf("topic %s: %w", topic, err)
 	}
-	// Flags override each stored setting; zero or less is no rule (Kafka
-	// stores -1 for "unlimited").
-	ts.Retention, ts.RetentionBytes = max(st.Retention, 0), max(st.RetentionBytes, 0)
-	if opts.Retention > 0 {
-		ts.Retention = opts.Retention
-	}
-	if opts.RetentionBytes > 0 {
-		ts.RetentionBytes = opts.RetentionBytes
-	}
+	ts.Stored = st
+	ts.Retention, ts.RetentionSource = retentionRule(st.Retention, opts.Retention, opts.Override)
+	ts.RetentionBytes, ts.RetentionBytesSource = retentionRule(st.RetentionBytes, opts.RetentionBytes, opts.Override)
 	if ts.Retention == 0 && ts.RetentionBytes == 0 {
 		return ts, fmt.Errorf("topic %s: %w (none given, none stored in %s)", topic, ErrNoRetention, settings)
 	}
@@ -283,6 +299,21 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 		ts.Partitions = append(ts.Partitions, rep)
 	}
 	return ts, nil
+}
+
+// retentionRule picks one rule: the topic's stored value wins over the
+// options' default, unless override; 0 is off.
+func retentionRule[T time.Duration | int64](stored, given T, override bool) (T, RuleSource) {
+	switch {
+	case given > 0 && (override || stored == 0):
+		if override && stored > 0 {
+			return given, RuleFromOverride
+		}
+		return given, RuleFromDefault
+	case stored > 0:
+		return stored, RuleFromTopic
+	}
+	return 0, RuleOff
 }
 
 // sweeper sweeps one partition.

@@ -725,9 +725,9 @@ func TestRetentionRules(t *testing.T) {
 	if !errors.Is(err, ErrNoRetention) || !strings.Contains(err.Error(), settingsFile) {
 		t.Errorf("no rule: %v", err)
 	}
-	// A rule of zero or less is no rule (Kafka stores -1 for "unlimited").
+	// A rule out of create's range is no rule to guess at.
 	recWrite(t, filepath.Join(s.Dir(), "t", settingsFile), []byte(`{"retention": "-1ns", "retention_bytes": -1}`))
-	if _, err := s.RetentionSweep("t", -1, RetentionOptions{Now: now}); !errors.Is(err, ErrNoRetention) {
+	if _, err := s.RetentionSweep("t", -1, RetentionOptions{Now: now}); !errors.Is(err, ErrInvalidSettings) || !strings.Contains(err.Error(), settingsFile) {
 		t.Errorf("negative settings: %v", err)
 	}
 
@@ -739,17 +739,31 @@ func TestRetentionRules(t *testing.T) {
 		t.Fatalf("stored rules: %+v, %v", ts, err)
 	}
 	retWantDecisions(t, ts.Partitions[0], "0 would delete/time", "1 kept/newer", "2 kept/newer")
-	// A flag overrides its own setting only.
+	// The options are defaults: the topic's own setting wins, rule by
+	// rule, unless Override, which replaces only the rules it sets.
 	ts, err = s.RetentionSweep("t", -1, RetentionOptions{Now: now, Retention: 35 * time.Second, DryRun: true})
-	if err != nil || ts.Retention != 35*time.Second || ts.RetentionBytes != 1<<40 {
-		t.Fatalf("stored size, given time: %+v, %v", ts, err)
+	if err != nil || ts.Retention != 90*time.Second || ts.RetentionSource != RuleFromTopic || ts.RetentionBytes != 1<<40 || ts.RetentionBytesSource != RuleFromTopic {
+		t.Fatalf("stored rules, given time: %+v, %v", ts, err)
+	}
+	retWantDecisions(t, ts.Partitions[0], "0 would delete/time", "1 kept/newer", "2 kept/newer")
+	ts, err = s.RetentionSweep("t", -1, RetentionOptions{Now: now, Retention: 35 * time.Second, Override: true, DryRun: true})
+	if err != nil || ts.Retention != 35*time.Second || ts.RetentionSource != RuleFromOverride || ts.RetentionBytes != 1<<40 || ts.RetentionBytesSource != RuleFromTopic ||
+		ts.Stored.Retention != 90*time.Second {
+		t.Fatalf("stored rules, given time, overriding: %+v, %v", ts, err)
 	}
 	retWantDecisions(t, ts.Partitions[0], "0 would delete/time", "1 would delete/time", "2 kept/newer")
+	if err := s.writeSettings(filepath.Join(s.Dir(), "t"), Settings{Retention: 90 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	ts, err = s.RetentionSweep("t", -1, RetentionOptions{Now: now, RetentionBytes: int64(len(files[2].log)), DryRun: true})
-	if err != nil || ts.Retention != 90*time.Second {
+	if err != nil || ts.Retention != 90*time.Second || ts.RetentionSource != RuleFromTopic || ts.RetentionBytesSource != RuleFromDefault {
 		t.Fatalf("stored time, given size: %+v, %v", ts, err)
 	}
 	retWantDecisions(t, ts.Partitions[0], "0 would delete/size", "1 would delete/size", "2 kept/newer")
+	ts, err = s.RetentionSweep("t", -1, RetentionOptions{Now: now, RetentionBytes: int64(len(files[2].log)), Override: true, DryRun: true})
+	if err != nil || ts.RetentionSource != RuleFromTopic || ts.RetentionBytesSource != RuleFromDefault {
+		t.Fatalf("stored time, given size, overriding nothing: %+v, %v", ts, err)
+	}
 
 	if _, err := s.RetentionSweep("nope", -1, RetentionOptions{}); !errors.Is(err, ErrTopicNotFound) {
 		t.Errorf("missing topic: %v", err)

@@ -54,13 +54,6 @@ func durationString(d time.Duration) string {
 	return d.String()
 }
 
-func parseStoredDuration(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	return time.ParseDuration(s)
-}
-
 // Store is a data directory.
 type Store struct {
 	dir string
@@ -135,52 +128,50 @@ func openTopic(dir, name string) (*Topic, error) {
 // PartitionDir is the directory of the topic's partition p.
 func (t *Topic) PartitionDir(p int) string { return filepath.Join(t.Dir, strconv.Itoa(p)) }
 
-func readSettings(path string) (Settings, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Settings{}, nil
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("read topic settings: %w", err)
-	}
-	var j settingsJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
-	}
-	st := Settings{SegmentBytes: j.SegmentBytes, IndexInterval: j.IndexInterval, RetentionBytes: j.RetentionBytes}
-	if st.RollAfter, err = parseStoredDuration(j.RollAfter); err == nil {
-		st.Retention, err = parseStoredDuration(j.Retention)
-	}
-	if err != nil {
-		return Settings{}, fmt.Errorf("topic settings %s: %w", path, err)
-	}
-	return st, nil
-}
-
 // Topics lists the data directory's topics by name, with those that are
 // symbolic links to directories (read through, never changed: see
 // TopicIsLink). Entries that are not valid topic names (seglog's own
-// dot-files, editor leftovers) are skipped.
+// dot-files, editor leftovers) are skipped, and so are the half-made
+// topic directories interrupted copies of older versions left, which
+// hold no partition (see HalfMadeTopics).
 func (s *Store) Topics() ([]string, error) {
+	topics, _, err := s.listTopics()
+	return topics, err
+}
+
+// HalfMadeTopics lists the directories of the data directory that have a
+// topic's name and hold what an interrupted copy or import into a new
+// topic left: no partition, only settings or build directories. They are
+// no topics; recover removes them.
+func (s *Store) HalfMadeTopics() ([]string, error) {
+	_, half, err := s.listTopics()
+	return half, err
+}
+
+func (s *Store) listTopics() (topics, halfMade []string, err error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+		return nil, nil, fmt.Errorf("data directory: %w", err)
 	}
-	var names []string
 	for _, e := range entries {
 		if format.ValidateTopic(e.Name()) != nil {
 			continue
 		}
+		path := filepath.Join(s.dir, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
-			if fi, err := os.Stat(filepath.Join(s.dir, e.Name())); err != nil || !fi.IsDir() {
+			if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 				continue
 			}
 		} else if !e.IsDir() {
 			continue
 		}
-		names = append(names, e.Name())
+		if halfMadeTopic(path) {
+			halfMade = append(halfMade, e.Name())
+			continue
+		}
+		topics = append(topics, e.Name())
 	}
-	return names, nil
+	return topics, halfMade, nil
 }
 
 // TopicIsLink reports whether the topic's directory is a symbolic link:
@@ -265,6 +256,16 @@ func (s *Store) buildTopic(dir string, partitions int, st Settings) error {
 }
 
 func (s *Store) writeSettings(dir string, st Settings) error {
+	b, err := encodeSettings(st)
+	if err != nil {
+		return err
+	}
+	return s.writeFileAtomic(filepath.Join(dir, settingsFile), b)
+}
+
+// encodeSettings is the settings file holding st, which parseSettings
+// reads back.
+func encodeSettings(st Settings) ([]byte, error) {
 	b, err := json.MarshalIndent(settingsJSON{
 		SegmentBytes:   st.SegmentBytes,
 		IndexInterval:  st.IndexInterval,
@@ -272,10 +273,7 @@ func (s *Store) writeSettings(dir string, st Settings) error {
 		Retention:      durationString(st.Retention),
 		RetentionBytes: st.RetentionBytes,
 	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return s.writeFileAtomic(filepath.Join(dir, settingsFile), append(b, '\n'))
+	return append(b, '\n'), err
 }
 
 // writeFileAtomic replaces path with data (see writeFileDurably).

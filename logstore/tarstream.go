@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/seglog/seglog/format"
@@ -83,11 +84,11 @@ type streamEndJSON struct {
 // that ImportPartition reads: the same segments and bytes CopyPartition
 // would copy, each record checked on the way; a damaged source ends the
 // stream without its end entry and with an error saying where.
-func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOptions) (CopyReport, error) {
+func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts = opts.withDefaults(topic, part)
-	rep := CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: "-"}
-	src, err := s.openCopySource(topic, part, opts.LockWait)
+	rep = CopyReport{From: fmt.Sprintf("%s/%d", topic, part), To: "-"}
+	src, err := s.openCopySource(topic, part, opts.LockWait, opts.Interrupt)
 	if err != nil {
 		return rep, err
 	}
@@ -115,13 +116,15 @@ func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOp
 			}
 		}
 	}
-	pace := newPacer(opts.Throttle, src.total, opts.Progress)
+	pace := newPacer(opts.Throttle, src.total, opts.Progress, opts.Interrupt)
 	buf := make([]byte, copyPiece)
+	gaps := newGapCheck(filepath.Join(src.dir, GapsFile), src.gapList)
 	for i, cs := range src.segs {
 		next, err := exportSegment(tw, cs, pace, buf)
 		if err != nil {
 			return rep, err
 		}
+		gaps.segment(cs.seg, next)
 		if i == 0 {
 			rep.Start = cs.seg.base
 		} else if cs.seg.base < rep.Next {
@@ -132,6 +135,11 @@ func (s *Store) ExportPartition(topic string, part int, w io.Writer, opts CopyOp
 		rep.Bytes += cs.log
 		rep.IndexBytes += cs.index + cs.timeidx
 		rep.Next = next
+	}
+	// Before the end entry: a stream carrying a wrong gap is not whole.
+	gaps.end(rep.Next)
+	if err := gaps.err(gapsAdvice); err != nil {
+		return rep, err
 	}
 	if err := writeStreamJSON(tw, streamEnd, streamEndJSON{Segments: rep.Segments, Records: rep.Records, Next: rep.Next}); err != nil {
 		return rep, err
@@ -194,7 +202,9 @@ func exportFile(tw *tar.Writer, path string, n int64, pace *pacer, buf []byte, c
 			return err
 		}
 		at += int64(len(piece))
-		pace.add(int64(len(piece)))
+		if err := pace.add(int64(len(piece))); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -224,11 +234,19 @@ var ErrStream = errors.New("logstore: not a whole partition stream")
 // partition part of topic, checked and placed the way CopyPartition places
 // a copy (opts.ToTopic and ToPartition are ignored). A stream that is cut
 // short, damaged or not one at all leaves nothing behind.
-func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOptions) (CopyReport, error) {
+func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOptions) (rep CopyReport, err error) {
 	began := time.Now()
 	opts.ToTopic, opts.ToPartition = topic, part
 	opts = opts.withDefaults(topic, part)
-	rep := CopyReport{To: fmt.Sprintf("%s/%d", topic, part)}
+	var b *partitionBuild
+	defer func() {
+		// A read of the stream the interruption cut short fails as
+		// the interruption, unless the partition is in place already.
+		if err != nil && interrupted(opts.Interrupt) && (b == nil || !b.placed) {
+			err = ErrInterrupted
+		}
+	}()
+	rep = CopyReport{To: fmt.Sprintf("%s/%d", topic, part)}
 	if err := format.ValidateTopic(topic); err != nil {
 		return rep, err
 	}
@@ -247,27 +265,35 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 	}
 	rep.From = fmt.Sprintf("%s/%d", m.Topic, m.Partition)
 	var settings, gaps []byte
-	var err error
 	if m.Settings {
 		if settings, err = in.small(settingsFile); err != nil {
 			return rep, err
 		}
+		// Taken as they are, bad ones would make the topic unreadable.
+		if _, err := parseSettings(settings); err != nil {
+			return rep, fmt.Errorf("%w: its %s is not the settings of a topic: %v", ErrStream, settingsFile, err)
+		}
 	}
+	var gapList []Gap
 	if m.Gaps {
 		if gaps, err = in.small(GapsFile); err != nil {
 			return rep, err
 		}
+		if gapList, err = parseGaps(gaps); err != nil {
+			return rep, fmt.Errorf("%w: its %s is not a record of gaps: %v", ErrStream, GapsFile, err)
+		}
 	}
-	b, err := s.beginBuild(opts, settings, &rep)
+	b, err = s.beginBuild(opts, buildMeta{settings: settings, gaps: gaps, gapCheck: newGapCheck("the stream's "+GapsFile, gapList),
+		gapsAdvice: "the stream is refused"}, &rep)
 	if err != nil {
 		return rep, err
 	}
-	defer b.abort()
+	defer b.end(&err)
 	var total int64
 	for _, sm := range m.Segments {
 		total += sm.LogBytes + sm.IndexBytes + sm.TimeIndex
 	}
-	pace := newPacer(0, total, opts.Progress)
+	pace := newPacer(0, total, opts.Progress, opts.Interrupt)
 	buf := make([]byte, copyPiece)
 	for _, sm := range m.Segments {
 		if err := b.importSegment(in, sm, pace, buf); err != nil {
@@ -282,7 +308,7 @@ func (s *Store) ImportPartition(topic string, part int, r io.Reader, opts CopyOp
 		return rep, fmt.Errorf("%w: its end entry says %d segments, %d records, next offset %d; it held %d, %d, %d",
 			ErrStream, end.Segments, end.Records, end.Next, rep.Segments, rep.Records, rep.Next)
 	}
-	if err := b.finish(gaps); err != nil {
+	if err := b.finish(); err != nil {
 		return rep, err
 	}
 	if err := b.place(nil); err != nil {
@@ -396,7 +422,9 @@ func (in *streamReader) copyTo(name string, w io.Writer, size int64, pace *pacer
 				return werr
 			}
 			done += int64(n)
-			pace.add(int64(n))
+			if err := pace.add(int64(n)); err != nil {
+				return err
+			}
 		}
 		if err != nil && done < size {
 			return in.cut(name, err)

@@ -1017,6 +1017,8 @@ type verifyPartitionEmitter struct {
 	emit   func(Finding) error
 
 	gaps     []Gap
+	gapCheck *gapCheck
+	last     *verifyResult // the last segment's, nil when there are none
 	prev     *verifyResult // the segment before, nil for the first or when unknown
 	prevSeg  segment
 	routeKey uint64
@@ -1050,7 +1052,7 @@ func (pe *verifyPartitionEmitter) start() error {
 		return pe.send(Finding{Severity: SeverityProblem, Kind: FindingGapsFile, Path: filepath.Join(pe.p.dir, GapsFile), Pos: -1, Offset: -1,
 			Reason: fmt.Sprintf("cannot read the record of known gaps: %v; gaps are reported as unexplained", err)})
 	}
-	pe.gaps = gaps
+	pe.gaps, pe.gapCheck = gaps, newGapCheck(GapsFile, gaps)
 	return nil
 }
 
@@ -1090,6 +1092,10 @@ func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) err
 		pe.route = res.routeFirst
 	}
 	pe.routeBad += res.routeWrong
+	if !res.gone && pe.gapCheck != nil {
+		pe.gapCheck.segment(job.seg, res.next)
+	}
+	pe.last = res
 	pe.prev, pe.prevSeg = res, job.seg
 	if res.gone || res.err != nil || res.damagedEnd {
 		pe.prev = nil // where it ends is unknown: say nothing about the next boundary
@@ -1119,6 +1125,9 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 			f.Reason = fmt.Sprintf("%s: a known gap, recorded in %s (%s: %s)", what, GapsFile, g.Time, g.Reason)
 		case g != nil:
 			f.Reason = fmt.Sprintf("%s; %s records only part of it (%d..%d)", what, GapsFile, g.From, g.To-1)
+		case verifyGapOver(pe.gaps, prev.next, base) != nil:
+			g := verifyGapOver(pe.gaps, prev.next, base)
+			f.Reason = fmt.Sprintf("%s: lost data; %s records %d..%d, which reaches beyond it, so explains nothing", what, GapsFile, g.From, g.To-1)
 		default:
 			f.Reason = what + ": lost data, not recorded in " + GapsFile
 		}
@@ -1134,21 +1143,24 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 	return nil
 }
 
-// verifyKnownGap tells whether the recorded gaps cover [from, to) whole;
-// g is one that covers part of it, if any.
+// verifyKnownGap tells whether the recorded gaps lying inside the hole
+// [from, to) cover it whole; g is one that covers part of it, if any. A
+// gap reaching out of the hole covers offsets the segments around it
+// hold, so explains nothing (see gapCheck).
 func verifyKnownGap(gaps []Gap, from, to uint64) (g *Gap, whole bool) {
+	inside := func(gp *Gap) bool { return gp.From >= from && gp.To <= to }
 	at := from
 	for progress := true; progress && at < to; {
 		progress = false
 		for i := range gaps {
-			if gaps[i].From <= at && gaps[i].To > at {
+			if inside(&gaps[i]) && gaps[i].From <= at && gaps[i].To > at {
 				g, at, progress = &gaps[i], gaps[i].To, true
 			}
 		}
 	}
 	if g == nil {
 		for i := range gaps {
-			if gaps[i].From < to && gaps[i].To > from {
+			if inside(&gaps[i]) {
 				g = &gaps[i]
 			}
 		}
@@ -1156,7 +1168,21 @@ func verifyKnownGap(gaps []Gap, from, to uint64) (g *Gap, whole bool) {
 	return g, at >= to
 }
 
+// verifyGapOver returns a recorded gap that overlaps [from, to) and
+// reaches beyond it, if any.
+func verifyGapOver(gaps []Gap, from, to uint64) *Gap {
+	for i := range gaps {
+		if g := &gaps[i]; g.From < to && g.To > from && (g.From < from || g.To > to) {
+			return g
+		}
+	}
+	return nil
+}
+
 func (pe *verifyPartitionEmitter) finish() error {
+	if err := pe.finishGaps(); err != nil {
+		return err
+	}
 	if pe.routeBad == 0 {
 		return nil
 	}
@@ -1164,4 +1190,24 @@ func (pe *verifyPartitionEmitter) finish() error {
 	f.Reason = fmt.Sprintf("%d of %d keyed records are not in the partition FNV-1a routing gives their key (written with a fixed --partition, or a keylen changed undetectably by damage); first: %s",
 		pe.routeBad, pe.routeKey, f.Reason)
 	return pe.send(f)
+}
+
+// finishGaps reports each recorded gap that cannot be one: it covers
+// offsets a segment holds, or, when the partition's end is known, reaches
+// past its next offset.
+func (pe *verifyPartitionEmitter) finishGaps() error {
+	c := pe.gapCheck
+	if c == nil {
+		return nil
+	}
+	if l := pe.last; l != nil && !l.gone && l.err == nil && !l.damagedEnd {
+		c.end(l.next)
+	}
+	for _, why := range c.reasons {
+		if err := pe.send(Finding{Severity: SeverityProblem, Kind: FindingGapsFile, Path: filepath.Join(pe.p.dir, GapsFile), Pos: -1, Offset: -1,
+			Reason: why + ": not a gap recover --salvage could have recorded, so it explains nothing (fix the entry, or remove it)"}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

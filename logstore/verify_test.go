@@ -300,6 +300,34 @@ func TestVerifyFindings(t *testing.T) {
 			"problem gap 00000000000000000015.log 0 10 | .gaps.json records only part of it (10..11)",
 		}},
 
+		{"gap recorded over offsets segments hold", func(t *testing.T, dir string) {
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				os.Remove(vfPath(dir, 10, ext))
+			}
+			swWriteSegment(t, dir, vfSeg(15, 20, 1))
+			vfWriteGaps(t, dir, logstore.Gap{From: 0, To: 99999999999, Time: "2026-01-02T03:04:05Z", Reason: "made up"})
+		}, []string{
+			"problem gap 00000000000000000015.log 0 10 | offsets 10..14 are missing between this segment and the one before (00000000000000000000.log): lost data; .gaps.json records 0..99999999998, which reaches beyond it, so explains nothing",
+			"problem gaps-file .gaps.json -1 -1 | gap 0..99999999998 in .gaps.json covers offsets 0..9, which 00000000000000000000.log holds: not a gap recover --salvage could have recorded, so it explains nothing (fix the entry, or remove it)",
+		}},
+
+		{"gap recorded past the next offset", func(t *testing.T, dir string) {
+			vfWriteGaps(t, dir, logstore.Gap{From: 25, To: 30, Time: "2026-01-02T03:04:05Z", Reason: "made up"})
+		}, []string{
+			"problem gaps-file .gaps.json -1 -1 | gap 25..29 in .gaps.json reaches past the partition's next offset 20: not a gap recover --salvage could have recorded, so it explains nothing (fix the entry, or remove it)",
+		}},
+
+		{"gap recorded below the first segment, as retention leaves it", func(t *testing.T, dir string) {
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				os.Remove(vfPath(dir, 0, ext))
+			}
+			vfWriteGaps(t, dir, logstore.Gap{From: 3, To: 5, Time: "2026-01-02T03:04:05Z", Reason: "salvaged"})
+		}, nil},
+
+		{"gap without the time it was recorded", func(t *testing.T, dir string) {
+			swWriteFile(t, filepath.Join(dir, logstore.GapsFile), []byte(`{"gaps":[{"from":10,"to":15}]}`))
+		}, []string{"problem gaps-file .gaps.json -1 -1 | cannot read the record of known gaps"}},
+
 		{"unreadable .gaps.json", func(t *testing.T, dir string) {
 			swWriteFile(t, filepath.Join(dir, logstore.GapsFile), []byte("{"))
 		}, []string{"problem gaps-file .gaps.json -1 -1 | cannot read the record of known gaps"}},
