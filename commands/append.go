@@ -28,8 +28,7 @@ type appendOptions struct {
 	delim         []byte
 	jsonInput     bool
 	keepPartition bool
-	create        bool
-	partitions    int
+	target        appendTarget
 	settings      logstore.Settings // from flags; zero = topic's stored ones
 	maxMessage    int
 	sync          logstore.SyncMode
@@ -84,17 +83,17 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	if err != nil {
 		return appendOptions{}, err
 	}
-	o := appendOptions{topic: topic, partition: c.Int("partition"), create: c.Bool("create"),
-		partitions: c.Int("partitions"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
+	o := appendOptions{topic: topic, partition: c.Int("partition"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
 		report: c.Bool("report"), delim: []byte{'\n'}}
+	o.target = appendTarget{topic: topic, create: c.Bool("create"), partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions")}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
-	if c.IsSet("partitions") && !o.create {
+	if c.IsSet("partitions") && !o.target.create {
 		return o, usagef("--partitions only goes with --create")
 	}
-	if o.partitions < 1 || o.partitions > logstore.MaxPartitions {
-		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	if n := o.target.partitions; n < 1 || n > logstore.MaxPartitions {
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
 	switch c.String("input") {
 	case "lines":
@@ -137,6 +136,7 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}
+	o.target.settings = o.settings
 	maxMessage, err := parseSize(c.String("max-message-bytes"))
 	if err != nil {
 		return o, usagef("--max-message-bytes: %v", err)
@@ -178,12 +178,14 @@ type appender struct {
 
 func runAppend(e *env, o appendOptions) error {
 	store := logstore.Open(e.dataDir)
-	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
+	topic, err := openTopicForAppend(e, store, o.target, func(partitions int, exists bool) error {
+		if o.partition >= partitions {
+			return partitionOutside(o.topic, o.partition, partitions, exists)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	if o.partition >= topic.Partitions {
-		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, o.partition, logstore.ErrPartitionNotFound)
 	}
 	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, topic.Partitions),
 		first: make([]uint64, topic.Partitions), rr: rand.IntN(topic.Partitions)}

@@ -19,16 +19,15 @@ import (
 )
 
 type importOptions struct {
-	dir        string
-	topic      string
-	partition  int // -1: not given
-	create     bool
-	partitions int
-	settings   logstore.Settings
-	mtime      bool // stamp records with their .store's mtime, not the time of import
-	sync       logstore.SyncMode
-	lockWait   time.Duration
-	json       bool
+	dir       string
+	topic     string
+	partition int // -1: not given
+	target    appendTarget
+	settings  logstore.Settings
+	mtime     bool // stamp records with their .store's mtime, not the time of import
+	sync      logstore.SyncMode
+	lockWait  time.Duration
+	json      bool
 }
 
 func importCommand() *cli.Command {
@@ -70,7 +69,7 @@ func importCommand() *cli.Command {
 }
 
 func parseImportOptions(c *cli.Context) (importOptions, error) {
-	o := importOptions{partition: c.Int("partition"), create: c.Bool("create"), partitions: c.Int("partitions"), json: c.Bool("json")}
+	o := importOptions{partition: c.Int("partition"), json: c.Bool("json")}
 	if c.NArg() != 2 {
 		return o, usagef("import: DIR and TOPIC expected, got %d %s (see 'seglog import --help')", c.NArg(), dumpIndexPlural(int64(c.NArg()), "argument", "arguments"))
 	}
@@ -78,13 +77,14 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	if err := checkTopicName(o.topic); err != nil {
 		return o, err
 	}
-	switch {
+	o.target = appendTarget{topic: o.topic, create: c.Bool("create"), partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions")}
+	switch n := o.target.partitions; {
 	case c.IsSet("partition") && o.partition < 0:
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
-	case c.IsSet("partitions") && !o.create:
+	case c.IsSet("partitions") && !o.target.create:
 		return o, usagef("--partitions only goes with --create")
-	case o.partitions < 1 || o.partitions > logstore.MaxPartitions:
-		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	case n < 1 || n > logstore.MaxPartitions:
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
 	switch c.String("timestamps") {
 	case "now":
@@ -97,6 +97,7 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}
+	o.target.settings = o.settings
 	o.sync, o.lockWait, err = writerOptionsFrom(c)
 	return o, err
 }
@@ -147,20 +148,25 @@ func runImport(e *env, o importOptions) error {
 		return err
 	}
 	store := logstore.Open(e.dataDir)
-	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
+	p := o.partition
+	_, err = openTopicForAppend(e, store, o.target, func(partitions int, exists bool) error {
+		switch {
+		case p < 0 && partitions > 1:
+			what := fmt.Sprintf("topic %s has", o.topic)
+			if !exists {
+				what = "--create would make"
+			}
+			return usagef("%s %d partitions: name the one to import into with --partition 0..%d (records keep their order only within one)",
+				what, partitions, partitions-1)
+		case p >= partitions:
+			return partitionOutside(o.topic, p, partitions, exists)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	p := o.partition
-	switch {
-	case p < 0 && topic.Partitions > 1:
-		return usagef("topic %s has %d partitions: name the one to import into with --partition 0..%d (records keep their order only within one)",
-			o.topic, topic.Partitions, topic.Partitions-1)
-	case p < 0:
-		p = 0
-	case p >= topic.Partitions:
-		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, p, logstore.ErrPartitionNotFound)
-	}
+	p = max(p, 0)
 	if sameDir(dir, store.PartitionDir(o.topic, p)) {
 		return fmt.Errorf("import from %s: that is the destination partition's own directory; seglog never writes into a simple log's directory", dir)
 	}

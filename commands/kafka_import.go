@@ -131,15 +131,23 @@ func runKafkaImport(e *env, o kafkaImportOptions) (err error) {
 		return fmt.Errorf("Kafka topic %s does not exist on %s", o.kafkaTopic, strings.Join(o.conn.brokers, ","))
 	}
 	store := logstore.Open(e.dataDir)
-	t, err := openTopicForAppend(e, store, o.topic, true, kt.partitions, logstore.Settings{})
+	im := &importer{e: e, o: o, store: store, stats: make([]kafkaPartStats, kt.partitions)}
+	// Where to start is settled before the topic is created: a refusal
+	// (a position saved from another Kafka topic, offsets the cluster does
+	// not give) leaves nothing behind.
+	if err := im.starts(ctx, adm, kt.partitions); err != nil {
+		return err
+	}
+	_, err = openTopicForAppend(e, store, appendTarget{topic: o.topic, create: true, partitions: kt.partitions}, func(partitions int, _ bool) error {
+		if partitions < kt.partitions {
+			return fmt.Errorf("topic %s has %d partition%s, Kafka topic %s has %d: Kafka partition p is imported to partition p",
+				o.topic, partitions, plural(partitions), o.kafkaTopic, kt.partitions)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if t.Partitions < kt.partitions {
-		return fmt.Errorf("topic %s has %d partition%s, Kafka topic %s has %d: Kafka partition p is imported to partition p",
-			o.topic, t.Partitions, plural(t.Partitions), o.kafkaTopic, kt.partitions)
-	}
-	im := &importer{e: e, o: o, store: store, stats: make([]kafkaPartStats, kt.partitions)}
 	defer func() {
 		if cerr := im.close(); err == nil {
 			err = cerr
@@ -153,9 +161,6 @@ func runKafkaImport(e *env, o kafkaImportOptions) (err error) {
 			return lockAdvice(err, o.lockWait)
 		}
 		im.writers = append(im.writers, w)
-	}
-	if err := im.starts(ctx, adm, kt.partitions); err != nil {
-		return err
 	}
 	started := time.Now()
 	if err := im.consume(ctx, cl, adm); err != nil {

@@ -638,3 +638,24 @@ func TestKafkaExportSelection(t *testing.T) {
 		t.Errorf("--offset past the end: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestKafkaImportChecksFirst: kafka import learns everything that could
+// make it fail (the saved position, the Kafka offsets) before it creates
+// the topic, so a refusal leaves nothing behind.
+func TestKafkaImportChecksFirst(t *testing.T) {
+	_, addr := newKafka(t, kfake.SeedTopics(1, "a", "b"))
+	produce(t, addr, &kgo.Record{Topic: "a", Value: []byte("x")}, &kgo.Record{Topic: "b", Value: []byte("y")})
+	dir := t.TempDir()
+	mustRun(t, dir, "", "kafka", "import", "--brokers", addr, "--kafka-topic", "a", "feed")
+	if err := os.RemoveAll(filepath.Join(dir, "feed")); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, dir, nil, "kafka", "import", "--brokers", addr, "--kafka-topic", "b", "feed")
+	if r.code != exitError {
+		t.Fatalf("import from another Kafka topic than the saved position's: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, "feed", "Kafka topic a, not b", "--reset")
+	if _, err := os.Stat(filepath.Join(dir, "feed")); err == nil {
+		t.Error("kafka import refused the position but created the topic")
+	}
+}

@@ -132,7 +132,7 @@ complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
 # create
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a create -d 'create a topic'
 complete -c seglog -n '__seglog_using create' -l partitions -s p -x -d 'number of partitions N'
-complete -c seglog -n '__seglog_using create' -l if-not-exists -d 'succeed if the topic already exists'
+complete -c seglog -n '__seglog_using create' -l if-not-exists -d 'succeed if the topic already exists with the partition count and se...'
 complete -c seglog -n '__seglog_using create' -l retention -x -d 'retention-sweep default: delete segments older than DURATION'
 complete -c seglog -n '__seglog_using create' -l retention-bytes -x -d 'retention-sweep default: keep at most SIZE of .log bytes per partition'
 complete -c seglog -n '__seglog_using create' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
