@@ -41,7 +41,8 @@ func importCommand() *cli.Command {
 			"offset order, to one partition of TOPIC, holding its writer lock like append.\n" +
 			"DIR is a path, never a topic; nothing in it is changed. Records get no key, and\n" +
 			"the time of import as timestamp, or with --timestamps mtime their .store file's\n" +
-			"modification time (never below the partition's last timestamp).\n\n" +
+			"modification time; each at least a nanosecond after the record before it (one\n" +
+			"import's timestamps strictly increase) and never below the partition's last.\n\n" +
 			"Without --partition, TOPIC must have one partition: order matters more than\n" +
 			"spreading. A store's torn last record (what a crash leaves) is skipped with a\n" +
 			"warning; broken framing (a length running past the store's end while the index\n" +
@@ -211,9 +212,9 @@ func sameDir(a, b string) bool {
 func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOptions, sum *importSummary) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	now := time.Now().UnixNano()
+	var clock logstore.RunClock
 	var store string // the .store of the last record
-	var ts int64
+	var ts int64     // the clock reading for its records
 	it := l.Read(0)
 	defer it.Close()
 	for it.Next() {
@@ -222,7 +223,7 @@ func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOp
 		}
 		r := it.Record()
 		if r.Store != store {
-			store, ts = r.Store, now
+			store, ts = r.Store, time.Now().UnixNano()
 			sum.Segments++
 			if o.mtime {
 				fi, err := os.Stat(r.Store)
@@ -232,7 +233,7 @@ func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOp
 				ts = fi.ModTime().UnixNano()
 			}
 		}
-		off, err := w.Append(ts, nil, r.Value)
+		off, err := w.Append(clock.Stamp(ts, w), nil, r.Value)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
@@ -325,6 +326,39 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 		return rec.Offset, w.Flush()
 	}
 	return rec.Offset, nil
+}
+
+// LastTimestamp is the timestamp of the partition's last record: an
+// Append below it is raised to it.
+func (w *Writer) LastTimestamp() int64 { return w.lastTS }
+
+// RunClock stamps the records of one run (an append, an import) so that
+// their timestamps strictly increase across every partition it writes,
+// never below a partition's last (SPEC §4): tail -n and merged reads then
+// show one writer's records in the order it appended them. The clock is
+// read once per batch; the nanosecond steps are what keep the records of
+// a batch apart.
+type RunClock struct{ last int64 }
+
+// Stamp is the timestamp of the next record the run stamps itself, for
+// w, now being the clock reading: max(now, the run's last + 1ns, w's
+// last).
+func (c *RunClock) Stamp(now int64, w *Writer) int64 {
+	next := c.last + 1
+	if c.last == math.MaxInt64 {
+		next = c.last // the end of time: no later stamp exists
+	}
+	c.last = max(now, next, w.lastTS)
+	return c.last
+}
+
+// Keep is the timestamp of a record for w that brings its own, ts, raised
+// to w's last if older so the time index stays sorted; raised says
+// whether it was.
+func (c *RunClock) Keep(ts int64, w *Writer) (stamp int64, raised bool) {
+	stamp = max(ts, w.lastTS)
+	c.last = max(c.last, stamp)
+	return stamp, stamp != ts
 }
 
 // Buffered reports whether records wait to be written.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1219,5 +1220,52 @@ func TestWriterUseAfterClose(t *testing.T) {
 	}
 	if err := w.Flush(); err == nil {
 		t.Error("Flush after Close succeeded")
+	}
+}
+
+// TestRunClock: a run's stamps strictly increase across writers, never
+// fall below a writer's last timestamp, and kept timestamps are only
+// raised to it.
+func TestRunClock(t *testing.T) {
+	s := Open(t.TempDir())
+	if err := s.CreateTopic("t", 2, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	var ws [2]*Writer
+	for p := range ws {
+		w, err := s.OpenWriter("t", p, WriterOptions{Sync: SyncNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws[p] = w
+	}
+	if _, err := ws[1].Append(5000, nil, []byte("later")); err != nil {
+		t.Fatal(err)
+	}
+	var c RunClock
+	var got []int64
+	for i, p := range []int{0, 1, 0, 0, 1} {
+		ts := c.Stamp(1000, ws[p]) // one clock reading for the batch
+		got = append(got, ts)
+		if _, err := ws[p].Append(ts, nil, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int64{1000, 5000, 5001, 5002, 5003}; !slices.Equal(got, want) {
+		t.Errorf("stamps %v, want %v", got, want)
+	}
+	if ts, raised := c.Keep(4000, ws[0]); ts != 5002 || !raised {
+		t.Errorf("Keep(4000) below the partition's last 5002: %d, raised %v", ts, raised)
+	}
+	if ts, raised := c.Keep(9000, ws[0]); ts != 9000 || raised {
+		t.Errorf("Keep(9000): %d, raised %v", ts, raised)
+	}
+	if ts := c.Stamp(1000, ws[1]); ts != 9001 {
+		t.Errorf("after a kept 9000 the next stamp is %d, want 9001", ts)
+	}
+	c = RunClock{last: math.MaxInt64}
+	if ts := c.Stamp(1000, ws[1]); ts != math.MaxInt64 {
+		t.Errorf("at the end of time the stamp is %d, want it to stay there", ts)
 	}
 }
