@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +27,7 @@ type appendOptions struct {
 	delim         []byte
 	jsonInput     bool
 	keepPartition bool
+	restamp       bool // --timestamps now: the input's timestamps are not kept
 	target        appendTarget
 	settings      logstore.Settings // from flags; zero = topic's stored ones
 	maxMessage    int
@@ -46,6 +46,8 @@ func appendCommand() *cli.Command {
 		&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "messages end with a NUL byte"},
 		&cli.StringFlag{Name: "input", Value: "lines", Usage: "`FORMAT` of stdin: lines, or json (what 'read --format json' prints)"},
 		&cli.BoolFlag{Name: "keep-partition", Usage: "with --input json: append each record to the partition its line names"},
+		&cli.StringFlag{Name: "timestamps", Value: "input", Usage: "with --input json, `WHEN` records are stamped: input (keep each line's timestamp_ns or timestamp, " +
+			"raised to the partition's newest if older; a line without one is stamped now) or now (the time of append, as for lines)"},
 		&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
@@ -62,7 +64,10 @@ func appendCommand() *cli.Command {
 			"holding each partition's writer lock for as long as it runs. Records with a key go to\n" +
 			"partition FNV-1a(key) % N, others round-robin. Each record is stamped with the clock,\n" +
 			"at least a nanosecond after the record before it in the run (in any partition) and\n" +
-			"never below its partition's last timestamp. Prints a summary on stderr. On Ctrl-C or\n" +
+			"never below its partition's last timestamp. --input json takes exactly the lines\n" +
+			"'read --format json' prints (lower-case fields, each once, keys and values valid UTF-8\n" +
+			"or in key_base64/value_base64; anything else fails naming the line) and keeps their\n" +
+			"timestamps, raised to the partition's newest when older. Prints a summary on stderr. On Ctrl-C or\n" +
 			"SIGTERM it writes and syncs everything it has read, then exits 0.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs < app.log\n" +
@@ -111,6 +116,16 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	}
 	if o.keepPartition && !o.jsonInput {
 		return o, usagef("--keep-partition only goes with --input json")
+	}
+	switch c.String("timestamps") {
+	case "input":
+	case "now":
+		o.restamp = true
+	default:
+		return o, usagef("--timestamps must be input or now, not %q", c.String("timestamps"))
+	}
+	if c.IsSet("timestamps") && !o.jsonInput {
+		return o, usagef("--timestamps only goes with --input json: lines bring no timestamps")
 	}
 	if o.keepPartition && c.IsSet("partition") {
 		return o, usagef("--keep-partition and --partition exclude each other")
@@ -169,6 +184,8 @@ type appender struct {
 	framer  framer
 	ts      int64 // clock reading for the current chunk
 	clock   logstore.RunClock
+	json    jsonDecoder
+	raised  int64 // input timestamps raised to their partition's newest
 	// A bar when stdin is a regular file: size bytes to read, read so far.
 	bar        *progressBar
 	read, size int64
@@ -220,6 +237,10 @@ func runAppend(e *env, o appendOptions) error {
 		err = cerr
 	}
 	a.bar.finish()
+	if a.raised > 0 {
+		e.warn("the timestamps of %d record%s were older than their partition's newest and were raised to it, so that its time index stays sorted "+
+			"(--timestamps now stamps every record with the time of append)", a.raised, plural(int(a.raised)))
+	}
 	a.summary()
 	return err
 }
@@ -383,11 +404,13 @@ func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error 
 // add appends one message.
 func (a *appender) add(msg []byte, line int64) error {
 	key, value, part := a.o.key, msg, -1
+	var in jsonInput
 	if a.o.jsonInput {
 		var err error
-		if key, value, part, err = parseJSONRecord(msg, line, a.o.keepPartition); err != nil {
+		if in, err = a.json.decode(msg, line, a.o.keepPartition); err != nil {
 			return err
 		}
+		key, value, part = in.key, in.value, in.partition
 		if len(key)+len(value) > a.o.maxMessage {
 			return &errMessageTooLong{line: line, max: a.o.maxMessage}
 		}
@@ -411,7 +434,16 @@ func (a *appender) add(msg []byte, line int64) error {
 		a.rr = (a.rr + 1) % len(a.writers)
 	}
 	w := a.writers[part]
-	if _, err := w.Append(a.clock.Stamp(a.ts, w), key, value); err != nil {
+	var ts int64
+	if in.stamped && !a.o.restamp {
+		var raised bool
+		if ts, raised = a.clock.Keep(in.timestamp, w); raised {
+			a.raised++
+		}
+	} else {
+		ts = a.clock.Stamp(a.ts, w)
+	}
+	if _, err := w.Append(ts, key, value); err != nil {
 		return err
 	}
 	// Appending may have rolled or flushed, and so synced.
@@ -525,55 +557,4 @@ func (a *appender) summary() {
 	for _, s := range parts {
 		fmt.Fprintf(a.e.stderr, "  partition %d: %d record%s, offsets %d..%d\n", s.Partition, s.Records, plural(int(s.Records)), s.FirstOffset, s.LastOffset)
 	}
-}
-
-// jsonRecord is a line of 'read --format json' output.
-type jsonRecord struct {
-	Key         *string `json:"key"`
-	KeyBase64   *string `json:"key_base64"`
-	Value       *string `json:"value"`
-	ValueBase64 *string `json:"value_base64"`
-	Partition   *int    `json:"partition"`
-}
-
-func parseJSONRecord(line []byte, n int64, keepPartition bool) (key, value []byte, part int, err error) {
-	var r jsonRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, nil, 0, fmt.Errorf("line %d of the input is not a JSON record: %v", n, err)
-	}
-	bad := func(what string) error { return fmt.Errorf("line %d of the input: %s", n, what) }
-	value, present, err := jsonBytes("value", r.Value, r.ValueBase64)
-	if err == nil && !present {
-		err = errors.New("no value or value_base64 field")
-	}
-	if err == nil {
-		key, _, err = jsonBytes("key", r.Key, r.KeyBase64)
-	}
-	if err != nil {
-		return nil, nil, 0, bad(err.Error())
-	}
-	part = -1
-	if keepPartition {
-		if r.Partition == nil || *r.Partition < 0 {
-			return nil, nil, 0, bad("no partition field (needed by --keep-partition)")
-		}
-		part = *r.Partition
-	}
-	return key, value, part, nil
-}
-
-// jsonBytes takes a field given as text (name) or as base64 (name_base64).
-func jsonBytes(name string, text, b64 *string) (b []byte, present bool, err error) {
-	switch {
-	case text != nil && b64 != nil:
-		return nil, false, fmt.Errorf("both %s and %s_base64", name, name)
-	case text != nil:
-		return []byte(*text), true, nil
-	case b64 != nil:
-		if b, err = base64.StdEncoding.DecodeString(*b64); err != nil {
-			return nil, false, fmt.Errorf("%s_base64 is not base64", name)
-		}
-		return b, true, nil
-	}
-	return nil, false, nil
 }

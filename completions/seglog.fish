@@ -59,7 +59,7 @@ function __seglog_value_flags
         case create
             printf '%s\n' --partitions -p --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
         case append
-            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
         case read
             printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format -f --template -t --group -g --wait-timeout --data-dir -d
         case tail
@@ -148,6 +148,7 @@ complete -c seglog -n '__seglog_using append' -l delimiter -s D -x -d 'messages 
 complete -c seglog -n '__seglog_using append' -l null -s 0 -d 'messages end with a NUL byte'
 complete -c seglog -n '__seglog_using append' -l input -x -a 'lines json' -d 'FORMAT of stdin: lines, or json'
 complete -c seglog -n '__seglog_using append' -l keep-partition -d 'with --input json: append each record to the partition its line names'
+complete -c seglog -n '__seglog_using append' -l timestamps -x -d 'with --input json, WHEN records are stamped: input'
 complete -c seglog -n '__seglog_using append' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using append' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using append' -l max-message-bytes -x -d 'refuse a message longer than SIZE'
