@@ -68,7 +68,9 @@ func appendCommand() *cli.Command {
 			"'read --format json' prints (lower-case fields, each once, keys and values valid UTF-8\n" +
 			"or in key_base64/value_base64; anything else fails naming the line) and keeps their\n" +
 			"timestamps, raised to the partition's newest when older. Prints a summary on stderr. On Ctrl-C or\n" +
-			"SIGTERM it writes and syncs everything it has read, then exits 0.\n\n" +
+			"SIGTERM it writes and syncs every record it has read, then exits 0; an unfinished last\n" +
+			"line (or JSON object) is a record only at the real end of input, so there it is dropped\n" +
+			"with a warning.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs < app.log\n" +
 			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
@@ -292,16 +294,16 @@ func (a *appender) pump() error {
 		var r readResult
 		select {
 		case r = <-chunks:
-		case <-sigs:
-			return a.stopped(chunks, &state)
+		case sig := <-sigs:
+			return a.stopped(sig, chunks, &state)
 		default:
 			if err := a.flush(); err != nil {
 				return err
 			}
 			select {
 			case r = <-chunks:
-			case <-sigs:
-				return a.stopped(chunks, &state)
+			case sig := <-sigs:
+				return a.stopped(sig, chunks, &state)
 			}
 		}
 		// One clock reading per chunk: a time.Now per record would cost
@@ -360,13 +362,14 @@ func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-c
 	}
 }
 
-// stopped ends pump on a signal. Everything read from stdin is appended
-// (SPEC §4), chunks handed over or being handed over included, then a
-// final partial line; no read starts after it. A read under way is waited
-// for when stdin is a regular file (it ends at once); from a pipe or a
-// terminal it may wait for input forever, and what it has not returned
-// was not read.
-func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error {
+// stopped ends pump on a signal. Every record read from stdin is appended
+// (SPEC §4), chunks handed over or being handed over included; no read
+// starts after it. A read under way is waited for when stdin is a regular
+// file (it ends at once); from a pipe or a terminal it may wait for input
+// forever, and what it has not returned was not read. An unfinished last
+// line is a record only at the real end of input: at a signal it may be
+// half of one, so it is dropped, with a warning.
+func (a *appender) stopped(sig os.Signal, chunks <-chan readResult, state *atomic.Int32) error {
 	for {
 		var r readResult
 		select {
@@ -384,7 +387,12 @@ func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error 
 				select {
 				case r = <-chunks:
 				default:
-					return a.framer.finish(a.add)
+					if n := a.framer.drop(); n > 0 {
+						a.bar.clear()
+						a.e.warn("stopped by %s in the middle of line %d of the input: dropped the %d byte%s read of it (a record ends at its delimiter, or at the end of the input)",
+							signalName(sig), a.framer.line+1, n, plural(n))
+					}
+					return nil
 				}
 			}
 		}
@@ -399,6 +407,17 @@ func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error 
 			return fmt.Errorf("read stdin: %w", r.err)
 		}
 	}
+}
+
+// signalName is how a user would name sig: SIGTERM, not "terminated".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 // add appends one message.

@@ -432,3 +432,77 @@ func TestAppendCutsTornTail(t *testing.T) {
 		t.Errorf(".log is %d bytes, want %d", fi.Size(), 5*29)
 	}
 }
+
+// TestAppendSignalMidLine: at SIGTERM or SIGINT an unfinished line (or
+// JSON object) is not a record: what was read of it is dropped with a
+// warning counting its bytes, every complete record is appended, synced
+// and reported, and the exit status is 0.
+func TestAppendSignalMidLine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		input    string // complete records, then the start of one more
+		want     []string
+		fragment string
+		sig      syscall.Signal
+	}{
+		{"lines", nil, "line-1\nline-2\npartial-li", []string{"line-1", "line-2"}, "partial-li", syscall.SIGTERM},
+		{"key delimiter", []string{"--key-delimiter", ":"}, "k1:value1\nk2:val", []string{"value1"}, "k2:val", syscall.SIGINT},
+		{"json", []string{"--input", "json"}, `{"value":"a"}` + "\n" + `{"value":"b"}` + "\n" + `{"value":"c`, []string{"a", "b"}, `{"value":"c`, syscall.SIGTERM},
+		{"multi-byte delimiter", []string{"--delimiter", `\n--\n`}, "one\n--\ntwo\n-", []string{"one"}, "two\n-", syscall.SIGTERM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newTopic(t, 1)
+			args := append([]string{"-d", dir, "append", "t", "--report"}, tc.flags...)
+			p := rtStart(t, seglogBin(t), args...)
+			p.write(t, tc.input) // one write: read whole, the fragment too
+			eventually(t, rtWait, "the complete records written", valuesVisible(t, dir, "t", 0, len(tc.want)))
+			if err := p.cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-p.done:
+			case <-time.After(rtWait):
+				t.Fatalf("append still running %v after %v; stderr:\n%s", rtWait, tc.sig, p.stderr)
+			}
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit %d after %v mid-record, want 0; stderr:\n%s", code, tc.sig, p.stderr)
+			}
+			var acks []string
+			for l := range p.lines {
+				acks = append(acks, l)
+			}
+			var wantAcks []string
+			for i := range tc.want {
+				wantAcks = append(wantAcks, fmt.Sprintf("0 %d", i))
+			}
+			if !equalStrings(acks, wantAcks) {
+				t.Errorf("--report printed %q, want %q: the fragment must not be acknowledged", acks, wantAcks)
+			}
+			if got := readValues(t, dir, "t", 0); !equalStrings(got, tc.want) {
+				t.Errorf("the topic holds %q, want %q", got, tc.want)
+			}
+			stderr := p.stderr.String()
+			if want := fmt.Sprintf("seglog: warning: stopped by %s in the middle of line %d of the input: dropped the %d bytes read of it", map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[tc.sig], len(tc.want)+1, len(tc.fragment)); !strings.Contains(stderr, want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
+			}
+			if !strings.Contains(stderr, fmt.Sprintf("appended %d record", len(tc.want))) {
+				t.Errorf("no summary on stderr:\n%s", stderr)
+			}
+			if strings.Contains(strings.ReplaceAll(stderr, "seglog: warning: ", ""), "seglog: ") {
+				t.Errorf("an error on stderr:\n%s", stderr)
+			}
+		})
+	}
+	// With -q the warning goes too.
+	dir := newTopic(t, 1)
+	p := startAppend(t, dir, "t", "-q")
+	p.write(t, "whole\nhalf")
+	eventually(t, rtWait, "the complete record written", valuesVisible(t, dir, "t", 0, 1))
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, rtWait); code != 0 || p.stderr.Len() != 0 {
+		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", code, p.stderr)
+	}
+}
