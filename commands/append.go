@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -52,9 +51,9 @@ func appendCommand() *cli.Command {
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
-		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record as soon as it is durable: " +
-			"with --sync batch after its batch's fdatasync, exit after the fdatasync at a roll or at exit, " +
-			"never once written to the OS (not durable). If stdout closes, append stops reading stdin"},
+		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record, in input order (line k for the k-th record read), " +
+			"as soon as it and the records before it are durable: with --sync batch after its batch's fdatasync, exit after the fdatasync " +
+			"at a roll or at exit (or once a million records wait), never once written to the OS (not durable). If stdout closes, append stops reading stdin"},
 	}
 	return &cli.Command{
 		Name:      "append",
@@ -191,11 +190,13 @@ type appender struct {
 	// A bar when stdin is a regular file: size bytes to read, read so far.
 	bar        *progressBar
 	read, size int64
-	// With --report: each writer's offsets below reported[p] are printed;
-	// reportErr is the write to stdout that failed, ending the run.
-	reported  []uint64
-	reportBuf []byte
-	reportErr error
+	// With --report: the records waiting to be reported, in input order;
+	// each writer's offsets below reported[p] are printed; reportErr is
+	// the write to stdout that failed, ending the run.
+	unreported reportQueue
+	reported   []uint64
+	reportBuf  []byte
+	reportErr  error
 }
 
 func runAppend(e *env, o appendOptions) error {
@@ -466,77 +467,34 @@ func (a *appender) add(msg []byte, line int64) error {
 		return err
 	}
 	// Appending may have rolled or flushed, and so synced.
-	return a.report(part)
+	return a.queueReport(part)
 }
-
-// report prints, with --report, a line for each record of partition p
-// acknowledged since the last call: durable under --sync batch and exit,
-// handed to the OS under never. They are written at once, unbuffered, so a
-// consumer sees them as soon as the sync that covers them returned.
-func (a *appender) report(p int) error {
-	if !a.o.report || a.reportErr != nil {
-		return a.reportErr
-	}
-	w := a.writers[p]
-	acked := w.Durable()
-	if a.o.sync == logstore.SyncNever {
-		acked = w.Written()
-	}
-	if acked <= a.reported[p] {
-		return nil
-	}
-	// In pieces: the sync at exit may acknowledge millions of records.
-	for a.reported[p] < acked {
-		b := a.reportBuf[:0]
-		o := a.reported[p]
-		for ; o < acked && len(b) < reportPiece; o++ {
-			b = strconv.AppendInt(b, int64(p), 10)
-			b = append(b, ' ')
-			b = strconv.AppendUint(b, o, 10)
-			b = append(b, '\n')
-		}
-		a.reportBuf = b
-		if _, err := a.e.stdout.Write(b); err != nil {
-			a.reportErr = fmt.Errorf("--report: write to stdout: %w", err)
-			return a.reportErr
-		}
-		a.reported[p] = o
-	}
-	return nil
-}
-
-// reportPiece is about how many bytes of --report lines go in one write.
-const reportPiece = 64 << 10
 
 func (a *appender) flush() error {
-	for p, w := range a.writers {
+	for _, w := range a.writers {
 		if w != nil && w.Buffered() {
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if err := a.report(p); err != nil {
-				return err
-			}
 		}
 	}
-	return nil
+	return a.report()
 }
 
 // closeWriters writes, syncs and unlocks every writer, returning the first
 // error; it goes on past a failing one so the others keep their records.
 func (a *appender) closeWriters() error {
 	var first error
-	for p, w := range a.writers {
+	for _, w := range a.writers {
 		if w == nil {
 			continue
 		}
-		err := w.Close()
-		if rerr := a.report(p); err == nil {
-			err = rerr
-		}
-		if err != nil && first == nil {
+		if err := w.Close(); err != nil && first == nil {
 			first = err
 		}
+	}
+	if err := a.report(); first == nil {
+		first = err
 	}
 	return first
 }

@@ -153,7 +153,7 @@ complete -c seglog -n '__seglog_using append' -l create -d 'create the topic if 
 complete -c seglog -n '__seglog_using append' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using append' -l max-message-bytes -x -d 'refuse a message longer than SIZE'
 complete -c seglog -n '__seglog_using append' -l json -d 'print the summary on stderr as JSON'
-complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record as soon as it is...'
+complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record, in input order'
 complete -c seglog -n '__seglog_using append' -l sync -x -a 'exit batch never' -d 'MODE: exit'
 complete -c seglog -n '__seglog_using append' -l wait -d 'wait for a partition another writer holds, without limit'
 complete -c seglog -n '__seglog_using append' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
