@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -627,7 +626,7 @@ func chunkedReader(s string, n int) io.Reader {
 // while stdin stays open.
 func TestAppendReportBounded(t *testing.T) {
 	dir := newTopic(t, 2)
-	out := &lockedBuffer{}
+	out := &syncBuffer{}
 	in := &untilReported{lines: maxUnreported + 10, out: out, deadline: time.Now().Add(rtWait)}
 	runMu.Lock()
 	code := Run([]string{"seglog", "-d", dir, "append", "t", "--report", "--sync", "exit"}, in, out, io.Discard)
@@ -647,7 +646,7 @@ func TestAppendReportBounded(t *testing.T) {
 // line (or the deadline passes).
 type untilReported struct {
 	lines, sent int
-	out         *lockedBuffer
+	out         *syncBuffer
 	deadline    time.Time
 	sawReport   bool
 }
@@ -662,35 +661,10 @@ func (r *untilReported) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	for time.Now().Before(r.deadline) {
-		if r.sawReport = r.out.Len() > 0; r.sawReport {
+		if r.sawReport = r.out.String() != ""; r.sawReport {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return 0, io.EOF
-}
-
-// lockedBuffer is a bytes.Buffer for one goroutine to write and another
-// to look at.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Len()
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
