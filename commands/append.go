@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -60,16 +61,18 @@ func appendCommand() *cli.Command {
 		Usage:     "append records read from stdin to a topic",
 		ArgsUsage: "TOPIC",
 		Description: "Changes files: appends one record per line of stdin (or per delimiter) to TOPIC,\n" +
-			"holding each partition's writer lock for as long as it runs. Records with a key go to\n" +
-			"partition FNV-1a(key) % N, others round-robin. Each record is stamped with the clock,\n" +
-			"at least a nanosecond after the record before it in the run (in any partition) and\n" +
-			"never below its partition's last timestamp. --input json takes exactly the lines\n" +
-			"'read --format json' prints (lower-case fields, each once, keys and values valid UTF-8\n" +
-			"or in key_base64/value_base64; anything else fails naming the line) and keeps their\n" +
-			"timestamps, raised to the partition's newest when older. Prints a summary on stderr. On Ctrl-C or\n" +
-			"SIGTERM it writes and syncs every record it has read, then exits 0; an unfinished last\n" +
-			"line (or JSON object) is a record only at the real end of input, so there it is dropped\n" +
-			"with a warning.\n\n" +
+			"holding each partition's writer lock for as long as it runs, and the segment files of\n" +
+			"at most 64 partitions at a time (others are synced and closed until written again).\n" +
+			"Records with a key go to partition FNV-1a(key) % N, others round-robin. Each record is\n" +
+			"stamped with the clock, at least a nanosecond after the record before it in the run (in\n" +
+			"any partition) and never below its partition's last timestamp.\n\n" +
+			"--input json takes exactly the lines 'read --format json' prints (lower-case fields,\n" +
+			"each once; keys and values valid UTF-8, or in key_base64/value_base64; anything else\n" +
+			"fails naming the line) and keeps their timestamps, raised to the partition's newest\n" +
+			"when older.\n\n" +
+			"Prints a summary on stderr. On Ctrl-C or SIGTERM it writes and syncs every record it\n" +
+			"has read, then exits 0; an unfinished last line (or JSON object) is a record only at\n" +
+			"the real end of input, so there it is dropped with a warning.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs < app.log\n" +
 			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
@@ -179,24 +182,37 @@ type appender struct {
 	e       *env
 	o       appendOptions
 	topic   *logstore.Topic
-	writers []*logstore.Writer // by partition; nil where not opened
-	first   []uint64           // each writer's next offset when opened
-	rr      int                // next partition for keyless records
-	framer  framer
-	ts      int64 // clock reading for the current chunk
-	clock   logstore.RunClock
-	json    jsonDecoder
-	raised  int64 // input timestamps raised to their partition's newest
+	writers []*logstore.Writer // by partition; nil where not locked
+	parts   []partState        // by partition
+	// The partitions whose writers hold their segment files open, at most
+	// maxOpenWriters, and a count of records for telling when each was
+	// used last.
+	open     []int
+	uses     uint64
+	buffered int // bytes of records and index entries buffered since all were written
+	rr       int // next partition for keyless records
+	framer   framer
+	ts       int64 // clock reading for the current chunk
+	clock    logstore.RunClock
+	json     jsonDecoder
+	raised   int64 // input timestamps raised to their partition's newest
 	// A bar when stdin is a regular file: size bytes to read, read so far.
 	bar        *progressBar
 	read, size int64
 	// With --report: the records waiting to be reported, in input order;
-	// each writer's offsets below reported[p] are printed; reportErr is
-	// the write to stdout that failed, ending the run.
+	// reportErr is the write to stdout that failed, ending the run.
 	unreported reportQueue
-	reported   []uint64
 	reportBuf  []byte
 	reportErr  error
+}
+
+// partState is what the appender keeps of each partition.
+type partState struct {
+	opened    bool   // the writer's segment is open (from its first record)
+	filesOpen bool   // the writer holds its files open: in appender.open
+	first     uint64 // the writer's next offset when opened
+	reported  uint64 // with --report: offsets below it are printed
+	lastUse   uint64
 }
 
 func runAppend(e *env, o appendOptions) error {
@@ -210,8 +226,8 @@ func runAppend(e *env, o appendOptions) error {
 	if err != nil {
 		return err
 	}
-	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, topic.Partitions),
-		first: make([]uint64, topic.Partitions), rr: rand.IntN(topic.Partitions)}
+	n := topic.Partitions
+	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, n), parts: make([]partState, n), rr: rand.IntN(n)}
 	a.framer = framer{delim: o.delim, stripCR: string(o.delim) == "\n", max: o.maxMessage}
 	if o.jsonInput {
 		// A JSON line is longer than the message it holds: base64 or \u
@@ -219,7 +235,8 @@ func runAppend(e *env, o appendOptions) error {
 		a.framer.max = 6*o.maxMessage + 4096
 	}
 	// Take every partition's lock before reading anything, so a second
-	// appender fails at once rather than when its first record arrives.
+	// appender fails at once rather than when its first record arrives;
+	// the segments are opened as records come.
 	a.bar, a.size = newProgressBar(e, "append"), stdinSize(e.stdin)
 	wopts := logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
 		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { a.bar.clear(); e.warn("%s", m) }}
@@ -227,14 +244,13 @@ func runAppend(e *env, o appendOptions) error {
 		if o.partition >= 0 && p != o.partition {
 			continue
 		}
-		w, err := store.OpenWriter(o.topic, p, wopts)
+		w, err := store.LockWriter(topic, p, wopts)
 		if err != nil {
 			a.closeWriters()
 			return lockAdvice(err, o.lockWait)
 		}
-		a.writers[p], a.first[p] = w, w.NextOffset()
+		a.writers[p] = w
 	}
-	a.reported = slices.Clone(a.first)
 	err = a.pump()
 	if cerr := a.closeWriters(); err == nil {
 		err = cerr
@@ -454,6 +470,11 @@ func (a *appender) add(msg []byte, line int64) error {
 		a.rr = (a.rr + 1) % len(a.writers)
 	}
 	w := a.writers[part]
+	if !a.parts[part].opened {
+		if err := a.openWriter(part); err != nil {
+			return err
+		}
+	}
 	var ts int64
 	if in.stamped && !a.o.restamp {
 		var raised bool
@@ -466,14 +487,96 @@ func (a *appender) add(msg []byte, line int64) error {
 	if _, err := w.Append(ts, key, value); err != nil {
 		return err
 	}
+	if err := a.used(part, w); err != nil {
+		return err
+	}
 	// Appending may have rolled or flushed, and so synced.
-	return a.queueReport(part)
+	if a.o.report {
+		if err := a.queueReport(part); err != nil {
+			return err
+		}
+	}
+	// With many partitions the writers' buffers, each far from full, may
+	// add up: past maxBuffered, all are written.
+	if a.buffered += int(format.RecordLen(key, value)) + 2*format.IndexEntryLen; a.buffered > maxBuffered {
+		return a.flush()
+	}
+	return nil
+}
+
+// maxOpenWriters is how many partitions may hold their segment files open
+// (three descriptors each) at once: a topic of 10,000 partitions must not
+// need 30,000.
+const maxOpenWriters = 64
+
+// maxBuffered is how many bytes of records and index entries may wait in
+// the writers' buffers before all are written. A writer writes by itself
+// at 1 MiB, so this matters with more than 32 partitions.
+const maxBuffered = 32 << 20
+
+// openWriter opens partition p's segment, on the partition's first
+// record.
+func (a *appender) openWriter(p int) error {
+	w := a.writers[p]
+	if err := w.Open(); err != nil {
+		return err
+	}
+	a.parts[p] = partState{opened: true, first: w.NextOffset(), reported: w.NextOffset()}
+	if len(a.open) >= maxOpenWriters {
+		// Records wait in its buffer as well without its files: opened
+		// again when it writes, it need not push out a writer with
+		// records to sync now.
+		return w.Idle()
+	}
+	return nil
+}
+
+// used notes that partition p's writer w was just used, and whether that
+// opened its files.
+func (a *appender) used(p int, w *logstore.Writer) error {
+	ps := &a.parts[p]
+	a.uses++
+	ps.lastUse = a.uses
+	if ps.filesOpen || !w.FilesOpen() {
+		return nil
+	}
+	return a.filesOpened(p)
+}
+
+// filesOpened notes that partition p's writer opened its files. Past
+// maxOpenWriters, the one used least recently goes idle: it writes and
+// syncs what it holds (as at exit, so what it acknowledged is durable)
+// and closes its files, keeping its lock.
+func (a *appender) filesOpened(p int) error {
+	a.parts[p].filesOpen = true
+	a.open = append(a.open, p)
+	if len(a.open) <= maxOpenWriters {
+		return nil
+	}
+	lru := 0
+	for i, q := range a.open {
+		if a.parts[q].lastUse < a.parts[a.open[lru]].lastUse {
+			lru = i
+		}
+	}
+	q := a.open[lru]
+	a.open[lru] = a.open[len(a.open)-1]
+	a.open = a.open[:len(a.open)-1]
+	a.parts[q].filesOpen = false
+	if err := a.writers[q].Idle(); err != nil {
+		return err
+	}
+	return a.report()
 }
 
 func (a *appender) flush() error {
-	for _, w := range a.writers {
+	a.buffered = 0
+	for p, w := range a.writers {
 		if w != nil && w.Buffered() {
 			if err := w.Flush(); err != nil {
+				return err
+			}
+			if err := a.used(p, w); err != nil {
 				return err
 			}
 		}
@@ -514,11 +617,12 @@ func (a *appender) summary() {
 	var parts []partitionSummary
 	var total uint64
 	for p, w := range a.writers {
-		if w == nil || w.Written() == a.first[p] {
+		first := a.parts[p].first
+		if w == nil || !a.parts[p].opened || w.Written() == first {
 			continue
 		}
-		n := w.Written() - a.first[p]
-		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: a.first[p], LastOffset: w.Written() - 1})
+		n := w.Written() - first
+		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: first, LastOffset: w.Written() - 1})
 		total += n
 	}
 	if a.o.jsonSummary {

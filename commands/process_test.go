@@ -506,3 +506,74 @@ func TestAppendSignalMidLine(t *testing.T) {
 		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", code, p.stderr)
 	}
 }
+
+// TestAppendManyPartitions: append writes to a topic with more partitions
+// than its open-file limit would allow it three files each for: it holds
+// one descriptor per partition (its lock) and the segment files of a
+// bounded few, closing idle ones (synced first, so --report stays right)
+// and opening them again as records come.
+func TestAppendManyPartitions(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit is not installed: no open-file limit to run append under")
+	}
+	const parts, rounds = 400, 5
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t", "--partitions", strconv.Itoa(parts))
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		line  func(i int) string
+	}{
+		{"round-robin", nil, func(i int) string { return fmt.Sprintf("r%d", i) }},
+		{"keyed, sync batch", []string{"--key-delimiter", ":", "--sync", "batch"}, func(i int) string { return fmt.Sprintf("key-%d:k%d", i%(3*parts), i) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value := func(i int) string { // what line i stores
+				l := tc.line(i)
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					return v
+				}
+				return l
+			}
+			var in strings.Builder
+			want := map[string]bool{}
+			for i := range parts * rounds {
+				fmt.Fprintln(&in, tc.line(i))
+				want[value(i)] = true
+			}
+			args := append([]string{"--nofile=1024:1024", seglogBin(t), "-d", dir, "append", "t", "--report"}, tc.flags...)
+			cmd := exec.Command(prlimit, args...)
+			cmd.Stdin = chunkedReader(in.String(), 997) // many batches: writers closed and opened again
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("append to %d partitions with 1024 open files at most: %v; stderr:\n%s", parts, err, stderr.String())
+			}
+			byPlace := map[string]string{}
+			for _, r := range readRecords(t, dir, "t") {
+				v := string(r.value)
+				if v[0] != value(0)[0] {
+					continue // the other run's
+				}
+				if !want[v] {
+					t.Fatalf("record %q was not sent, or came twice", v)
+				}
+				delete(want, v)
+				byPlace[fmt.Sprintf("%d %d", r.partition, r.offset)] = v
+			}
+			if len(want) > 0 {
+				t.Fatalf("%d records sent are missing", len(want))
+			}
+			acks := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if len(acks) != parts*rounds {
+				t.Fatalf("%d report lines, want %d", len(acks), parts*rounds)
+			}
+			for i, ack := range acks {
+				if byPlace[ack] != value(i) {
+					t.Fatalf("report line %d names %s, which holds %q, not %q", i+1, ack, byPlace[ack], value(i))
+				}
+			}
+		})
+	}
+}

@@ -57,14 +57,14 @@ func (a *appender) report() error {
 	b := a.reportBuf[:0]
 	for a.unreported.n > 0 {
 		p := a.unreported.peek()
-		if a.reported[p] >= a.acked(p) {
+		if a.parts[p].reported >= a.acked(p) {
 			break
 		}
 		b = strconv.AppendInt(b, int64(p), 10)
 		b = append(b, ' ')
-		b = strconv.AppendUint(b, a.reported[p], 10)
+		b = strconv.AppendUint(b, a.parts[p].reported, 10)
 		b = append(b, '\n')
-		a.reported[p]++
+		a.parts[p].reported++
 		a.unreported.pop()
 		// In pieces: the sync at exit may acknowledge millions of records.
 		if len(b) >= reportPiece {
@@ -96,13 +96,10 @@ func (a *appender) acked(p int) uint64 {
 	return a.writers[p].Durable()
 }
 
-// queueReport queues a record just appended to partition p for the report,
+// queueReport queues, with --report, a record just appended to partition p,
 // and prints what can be printed. When maxUnreported records wait, every
 // writer holding some syncs now, so that memory stays bounded.
 func (a *appender) queueReport(p int) error {
-	if !a.o.report {
-		return nil
-	}
 	a.unreported.push(p)
 	if a.unreported.n >= maxUnreported {
 		for q, w := range a.writers {

@@ -1269,3 +1269,92 @@ func TestRunClock(t *testing.T) {
 		t.Errorf("at the end of time the stamp is %d, want it to stay there", ts)
 	}
 }
+
+// TestWriterIdle: a writer from LockWriter holds only its lock until its
+// first Append; Idle writes, syncs and closes its files keeping the lock;
+// it buffers while idle and opens its files again to write, across a
+// roll; a .log changed behind its back is refused; Close of a writer
+// never opened releases the lock.
+func TestWriterIdle(t *testing.T) {
+	s := wtStore(t, "t", 2, Settings{SegmentBytes: 200})
+	topic, err := s.Topic("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.LockWriter(topic, 0, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.FilesOpen() {
+		t.Fatal("LockWriter opened the segment files")
+	}
+	if _, err := s.OpenWriter("t", 0, WriterOptions{LockWait: time.Millisecond}); err == nil {
+		t.Fatal("a second writer got the partition LockWriter holds")
+	}
+	wtAppend(t, w, 10, "", "first")
+	if !w.FilesOpen() {
+		t.Fatal("no files open after the first Append")
+	}
+	if err := w.Idle(); err != nil {
+		t.Fatal(err)
+	}
+	if w.FilesOpen() || w.Durable() != 1 || w.Written() != 1 {
+		t.Fatalf("after Idle: files open %v, durable %d, written %d; want closed, both 1", w.FilesOpen(), w.Durable(), w.Written())
+	}
+	// Idle, it buffers without opening its files; writing opens them.
+	wtAppend(t, w, 20, "", "second")
+	if w.FilesOpen() {
+		t.Fatal("a buffered Append opened the files")
+	}
+	if err := w.Flush(); err != nil || !w.FilesOpen() {
+		t.Fatalf("Flush: %v, files open %v", err, w.FilesOpen())
+	}
+	// Records past the segment size roll, also from an idle writer.
+	for i := range 12 {
+		if err := w.Idle(); err != nil {
+			t.Fatal(err)
+		}
+		wtAppend(t, w, int64(30+i), "", fmt.Sprintf("record %02d with some padding", i))
+	}
+	wtClose(t, w)
+	recs := wtReadAll(t, s, "t", 0)
+	if len(recs) != 14 || string(recs[0].Value) != "first" || string(recs[13].Value) != "record 11 with some padding" {
+		t.Fatalf("read back %d records", len(recs))
+	}
+	if bases := wtBases(t, s.PartitionDir("t", 0)); len(bases) < 3 {
+		t.Errorf("segments %v: want the records rolled over several", bases)
+	}
+	wtCheckIndexes(t, s.PartitionDir("t", 0))
+
+	// A .log another program changed while the writer was idle.
+	w, err = s.LockWriter(topic, 1, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtAppend(t, w, 10, "", "mine")
+	if err := w.Idle(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.PartitionDir("t", 1), format.SegmentName(0, format.LogExt)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("foreign"))
+	f.Close()
+	wtAppend(t, w, 20, "", "after")
+	if err := w.Flush(); err == nil || !strings.Contains(err.Error(), "another program changed it") {
+		t.Errorf("Flush after the .log changed behind the writer: %v", err)
+	}
+	if _, err := w.Append(30, nil, []byte("x")); !errors.Is(err, ErrWriterFailed) {
+		t.Errorf("Append after that: %v, want the writer failed", err)
+	}
+	w.Close()
+
+	// Closing a writer that never opened its segment releases the lock.
+	w, err = s.LockWriter(topic, 0, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtClose(t, w)
+	wtClose(t, wtOpen(t, s, "t", WriterOptions{}))
+}
