@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -544,26 +546,23 @@ func (a *appender) used(p int, w *logstore.Writer) error {
 }
 
 // filesOpened notes that partition p's writer opened its files. Past
-// maxOpenWriters, the one used least recently goes idle: it writes and
-// syncs what it holds (as at exit, so what it acknowledged is durable)
-// and closes its files, keeping its lock.
+// maxOpenWriters, the syncers used least recently go idle: each writes
+// and syncs what it holds (as at exit, so what it acknowledged is
+// durable) and closes its files, keeping its lock.
 func (a *appender) filesOpened(p int) error {
 	a.parts[p].filesOpen = true
 	a.open = append(a.open, p)
 	if len(a.open) <= maxOpenWriters {
 		return nil
 	}
-	lru := 0
-	for i, q := range a.open {
-		if a.parts[q].lastUse < a.parts[a.open[lru]].lastUse {
-			lru = i
-		}
+	slices.SortFunc(a.open, func(p, q int) int { return cmp.Compare(a.parts[p].lastUse, a.parts[q].lastUse) })
+	idle := make([]*logstore.Writer, 0, syncers)
+	for _, q := range a.open[:syncers] {
+		a.parts[q].filesOpen = false
+		idle = append(idle, a.writers[q])
 	}
-	q := a.open[lru]
-	a.open[lru] = a.open[len(a.open)-1]
-	a.open = a.open[:len(a.open)-1]
-	a.parts[q].filesOpen = false
-	if err := a.writers[q].Idle(); err != nil {
+	a.open = append(a.open[:0], a.open[syncers:]...)
+	if err := inParallel(idle, (*logstore.Writer).Idle); err != nil {
 		return err
 	}
 	return a.report()
@@ -587,19 +586,49 @@ func (a *appender) flush() error {
 // closeWriters writes, syncs and unlocks every writer, returning the first
 // error; it goes on past a failing one so the others keep their records.
 func (a *appender) closeWriters() error {
-	var first error
+	var ws []*logstore.Writer
 	for _, w := range a.writers {
-		if w == nil {
-			continue
-		}
-		if err := w.Close(); err != nil && first == nil {
-			first = err
+		if w != nil {
+			ws = append(ws, w)
 		}
 	}
+	first := inParallel(ws, (*logstore.Writer).Close)
 	if err := a.report(); first == nil {
 		first = err
 	}
 	return first
+}
+
+// syncers is how many writers close or go idle at once. Each syncs its
+// files, and fdatasyncs from several threads share the filesystem's
+// journal commits: with many partitions that is most of the time.
+const syncers = 16
+
+// inParallel calls f on each writer, syncers at a time, and returns the
+// first error; it goes on past a failing one so the others keep their
+// records. Writers share nothing, so distinct ones may run at once.
+func inParallel(ws []*logstore.Writer, f func(*logstore.Writer) error) error {
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(syncers, len(ws)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = f(ws[i])
+			}
+		})
+	}
+	for i := range ws {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type partitionSummary struct {
