@@ -577,3 +577,42 @@ func TestAppendManyPartitions(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendManyPartitionsReportBound: when the records waiting to be
+// reported reach their bound and every writer holding some syncs at
+// once, the writers that opened their files for it count against the
+// open-file bound like any other. Every other record goes to one hot
+// partition, whose writer stays open and unsynced under --sync exit, so
+// the first record keeps the rest waiting; the others go round-robin.
+func TestAppendManyPartitionsReportBound(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit is not installed: no open-file limit to run append under")
+	}
+	const parts = 400
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t", "--partitions", strconv.Itoa(parts))
+	n := maxUnreported + 1000 // even
+	cmd := exec.Command(prlimit, "--nofile=1024:1024", seglogBin(t), "-d", dir, "append", "t", "--report", "--sync", "exit", "--key-delimiter", ":")
+	// From a file, stdin never pauses: no write in between but those the
+	// bounds force.
+	in := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(in, []byte(strings.Repeat("hot:a\nb\n", n/2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdin = f
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+	}
+	if got := bytes.Count(out, []byte("\n")); got != n {
+		t.Errorf("%d report lines, want %d", got, n)
+	}
+}

@@ -107,6 +107,9 @@ func (a *appender) queueReport(p int) error {
 				if err := w.Sync(); err != nil {
 					return err
 				}
+				if err := a.used(q, w); err != nil { // it may have opened its files
+					return err
+				}
 			}
 		}
 	}

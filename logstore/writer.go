@@ -423,14 +423,10 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 	return rec.Offset, nil
 }
 
-// LastTimestamp is the timestamp of the partition's last record: an
-// Append below it is raised to it.
-func (w *Writer) LastTimestamp() int64 { return w.lastTS }
-
 // RunClock stamps the records of one run (an append, an import) so that
 // their timestamps strictly increase across every partition it writes,
-// never below a partition's last (SPEC §4): tail -n and merged reads then
-// show one writer's records in the order it appended them. The clock is
+// never below a partition's last: tail -n and merged reads then show one
+// writer's records in the order it appended them. The clock is
 // read once per batch; the nanosecond steps are what keep the records of
 // a batch apart.
 type RunClock struct{ last int64 }
