@@ -83,11 +83,13 @@ func readCommand() *cli.Command {
 		ArgsUsage: "TOPIC|PARTITION-DIR",
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
-			"partition 0 first. A TOPIC containing '/' names a partition directory directly (a\n" +
-			"copy, a backup) or a log in the simple store/index layout (see 'seglog import'),\n" +
-			"whose records have no key, timestamp or CRC: json gives null for them, dump '-',\n" +
-			"and %T and %c print nothing. Exits 1 on a corrupt record, after printing the\n" +
-			"records before it, unless --skip-corrupt.\n\n" +
+			"partition 0 first; --offset N reads each partition that holds offset N from there\n" +
+			"and names on stderr those it skips (and their ranges). A TOPIC containing '/' names\n" +
+			"a partition directory directly (a copy, a backup) or a log in the simple\n" +
+			"store/index layout (see 'seglog import'), whose records have no key, timestamp or\n" +
+			"CRC: json gives null for them, dump '-', and %T and %c print nothing. Exits 1 on a\n" +
+			"corrupt record, after printing the records before it, unless --skip-corrupt. A\n" +
+			"stdout pipe losing its reader stops read between records, with status 0.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +
@@ -114,7 +116,7 @@ func readCommand() *cli.Command {
 			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
-			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
+			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N` (in each partition holding it), the last -N of each partition, beginning or end"},
 			&cli.StringFlag{Name: "since", Usage: "start at the first record at or after `TIME` (with --offset: whichever comes later)"},
 			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},

@@ -43,11 +43,14 @@ func tailCommand() *cli.Command {
 			"by partition as they arrive, across segment rolls, retention sweeps (a warning\n" +
 			"says which offsets were deleted before they could be printed) and recover, until\n" +
 			"Ctrl-C or SIGTERM (exit status 0).\n" +
-			"New records are noticed through inotify (polling where it is unavailable). A record\n" +
-			"still being written is waited for, never printed half. On a topic that does not\n" +
-			"exist, -f fails and -F waits for it to be created. A corrupt record ends tail with\n" +
-			"exit status 1 unless --skip-corrupt. A log in the simple store/index layout, named\n" +
-			"by path, can be tailed but not followed.\n\n" +
+			"New records are noticed through one inotify instance watching every partition\n" +
+			"directory (polling where it is unavailable). A record still being written is waited\n" +
+			"for, never printed half. On a topic that does not exist, -f fails and -F waits for\n" +
+			"it to be created. A partition directory that comes back holding another log (the\n" +
+			"topic deleted and created again) is read from its start, with a warning. stdout\n" +
+			"losing its reader (| head -1) ends tail with status 0, also while it waits. A\n" +
+			"corrupt record ends tail with exit status 1 unless --skip-corrupt. A log in the\n" +
+			"simple store/index layout, named by path, can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +
