@@ -516,8 +516,12 @@ func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 		for ; b > 0 && above+counts[b] < need; b-- {
 			above += counts[b]
 		}
+		// In uint64, differences of int64s are right even across zero.
 		bucketLo := int64(uint64(lo) + uint64(b)*width)
-		lo, hi = bucketLo, int64(min(uint64(bucketLo)+width-1, uint64(hi)))
+		if uint64(hi)-uint64(bucketLo) >= width {
+			hi = int64(uint64(bucketLo) + width - 1)
+		}
+		lo = bucketLo
 	}
 	// The cut is the (need-above)-th newest of the candidates stamped lo:
 	// count them by partition, then find it in its partition.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -49,45 +50,76 @@ func tmWrite(t *testing.T, dir string, p int, stamps ...int64) {
 	}
 }
 
+// tmKey is a record's place in tail's order.
+type tmKey struct {
+	ts        int64
+	partition int
+	offset    int
+}
+
+// tmTopic makes topic t of parts partitions whose records carry, in each
+// partition, sorted timestamps drawn by stamp: few distinct ones, so that
+// many tie, within and across partitions. raw writes the segment files
+// directly (timestamps before 1970 too, which a writer would not keep);
+// else a writer appends them. Values are "p/offset". It returns the
+// records' keys in tail's order.
+func tmTopic(t *testing.T, parts int, raw bool, stamp func(*rand.Rand) int64) (string, []tmKey) {
+	t.Helper()
+	dir := newTopic(t, parts)
+	rnd := rand.New(rand.NewPCG(7, 9))
+	var all []tmKey
+	for p := range parts {
+		var stamps []int64
+		for range 8 + p*3 {
+			stamps = append(stamps, stamp(rnd))
+		}
+		slices.Sort(stamps)
+		if raw {
+			var b []byte
+			for o, ts := range stamps {
+				b = format.AppendRecord(b, &format.Record{Offset: uint64(o), Timestamp: ts, Value: fmt.Appendf(nil, "%d/%d", p, o)})
+			}
+			if err := os.WriteFile(logPath(dir, "t", p), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			tmWrite(t, dir, p, stamps...)
+		}
+		for o, ts := range stamps {
+			all = append(all, tmKey{ts, p, o})
+		}
+	}
+	slices.SortFunc(all, func(a, b tmKey) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
+	})
+	return dir, all
+}
+
 // tail -n N prints exactly the N newest records by timestamp across the
 // partitions, oldest first, ties by partition then offset, whichever way
 // the cut between them and the rest is found: with the newest keys held
-// (small N) or by counting over the candidates again (large N).
+// (small N) or by counting over the candidates again (large N), also with
+// timestamps on both sides of 1970.
 func TestTailNewestCut(t *testing.T) {
-	const parts = 4
-	dir := newTopic(t, parts)
-	rnd := rand.New(rand.NewPCG(7, 9))
-	type key struct {
-		ts        int64
-		partition int
-		offset    int
-	}
-	var all []key
-	for p := range parts {
-		// Few distinct timestamps: many ties, within and across partitions.
-		var stamps []int64
-		for range 8 + p*3 {
-			stamps = append(stamps, 1700000000000000000+int64(rnd.IntN(12)))
-		}
-		slices.Sort(stamps)
-		tmWrite(t, dir, p, stamps...)
-		for o, ts := range stamps {
-			all = append(all, key{ts, p, o})
-		}
-	}
-	slices.SortFunc(all, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
-	})
+	now, around1970 := func(r *rand.Rand) int64 { return 1700000000000000000 + int64(r.IntN(12)) },
+		func(r *rand.Rand) int64 { return int64(r.IntN(12)-6) * 1e9 }
 	defer func(was int64) { tailHeapMax = was }(tailHeapMax)
-	for _, heapMax := range []int64{1 << 16, 0} {
-		tailHeapMax = heapMax
-		for n := 1; n <= len(all)+3; n++ {
-			var want strings.Builder
-			for _, k := range all[max(len(all)-n, 0):] {
-				fmt.Fprintf(&want, "%d/%d\n", k.partition, k.offset)
-			}
-			if got := mustRun(t, dir, "", "tail", "t", "-n", strconv.Itoa(n)).stdout; got != want.String() {
-				t.Fatalf("heap max %d: tail -n %d:\n%s\nwant:\n%s", heapMax, n, got, want.String())
+	for _, c := range []struct {
+		name  string
+		raw   bool
+		stamp func(*rand.Rand) int64
+	}{{"appended", false, now}, {"around 1970", true, around1970}} {
+		dir, all := tmTopic(t, 4, c.raw, c.stamp)
+		for _, heapMax := range []int64{1 << 16, 0} {
+			tailHeapMax = heapMax
+			for n := 1; n <= len(all)+3; n++ {
+				var want strings.Builder
+				for _, k := range all[max(len(all)-n, 0):] {
+					fmt.Fprintf(&want, "%d/%d\n", k.partition, k.offset)
+				}
+				if got := mustRun(t, dir, "", "tail", "t", "-n", strconv.Itoa(n)).stdout; got != want.String() {
+					t.Fatalf("%s, heap max %d: tail -n %d:\n%s\nwant:\n%s", c.name, heapMax, n, got, want.String())
+				}
 			}
 		}
 	}
