@@ -603,7 +603,13 @@ func (f *Follower) atEnd(bad error) (bool, error) {
 	}
 	if size < f.pos {
 		// Cut below records already read: neither recover nor a writer
-		// does that. Find the offset again.
+		// does that, the partition's offsets went back. The same log
+		// still holding the record read last is read on from there;
+		// another, from its start.
+		if why := f.sameLog(); why != "" {
+			f.anew("its segment was cut below the records read: " + why)
+			return true, nil
+		}
 		f.closeSeg()
 		f.dirty, f.jump = true, jumpLost
 		return true, nil

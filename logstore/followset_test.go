@@ -245,3 +245,31 @@ func TestFollowRestartedInPlace(t *testing.T) {
 		}
 	})
 }
+
+// The open segment cut below the records read, then written on with
+// other records: the partition's offsets went back, and it is read from
+// its start again, as tail -f reads a file truncated under it.
+func TestFollowCutBelowRead(t *testing.T) {
+	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
+		_, dir := ftStore(t)
+		log := ftLog(dir, 0)
+		ftAppendFile(t, log, ftRecords(0, 10))
+		var warns ftWarnings
+		opts.Warn = warns.warn
+		f := ftFollow(t, dir, 0, opts)
+		tune(f)
+		ftExpect(t, f, 0, 10)
+		if err := os.Truncate(log, int64(len(ftRecords(0, 5)))); err != nil {
+			t.Fatal(err)
+		}
+		ftAppendFile(t, log, fsOtherRecords(5, 8))
+		ftExpect(t, f, 0, 5)
+		for o := uint64(5); o < 8; o++ {
+			fsCheckOther(t, ftNext(t, f), o)
+		}
+		ws := warns.all()
+		if len(ws) != 1 || !strings.Contains(ws[0], "holds another log now (its segment was cut below the records read: it has no offset 9); reading it from its start") {
+			t.Fatalf("warnings %q", ws)
+		}
+	})
+}
