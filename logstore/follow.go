@@ -235,8 +235,8 @@ func Follow(dir, name string, from uint64, opts FollowOptions) (*Follower, error
 func (s *FollowSet) Add(dir, name string, from uint64) (*Follower, error) {
 	f := &Follower{set: s, dir: dir, name: name, from: from, next: from, dirty: true, jump: jumpStart, dfd: -1, wd: -1}
 	if !s.opts.NoInotify && s.watch == nil && len(s.members) == 0 {
-		// The instance comes before the first directory is opened: whatever
-		// happens to it after, a watch on it reports.
+		// One instance for the set, made with its first member: a failure
+		// is warned about once, naming it.
 		w, err := newDirWatch()
 		if err == nil {
 			s.watch = w

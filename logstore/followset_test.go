@@ -12,7 +12,7 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// Helpers of this file carry an fs prefix.
+// Test functions of this file carry an fs prefix.
 
 // fsInotifyInstances counts this process's inotify descriptors.
 func fsInotifyInstances(t *testing.T) int {
@@ -202,20 +202,28 @@ func TestFollowReplacedByAnotherLog(t *testing.T) {
 	})
 }
 
+// fsFollowing writes records [0, n) into t/0's first segment and returns
+// its .log and a follower that has read them, collecting its warnings.
+func fsFollowing(t *testing.T, opts FollowOptions, tune func(*Follower), n uint64) (string, *Follower, *ftWarnings) {
+	t.Helper()
+	_, dir := ftStore(t)
+	log := ftLog(dir, 0)
+	ftAppendFile(t, log, ftRecords(0, n))
+	warns := new(ftWarnings)
+	opts.Warn = warns.warn
+	f := ftFollow(t, dir, 0, opts)
+	tune(f)
+	ftExpect(t, f, 0, n)
+	return log, f, warns
+}
+
 // The segments of a partition replaced in the same directory: another
 // log is read from its start; the same log in new files (as recover
 // --salvage rewrites a segment) is read on from where the follower was,
 // nothing twice.
 func TestFollowRestartedInPlace(t *testing.T) {
 	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
-		_, dir := ftStore(t)
-		log := ftLog(dir, 0)
-		ftAppendFile(t, log, ftRecords(0, 10))
-		var warns ftWarnings
-		opts.Warn = warns.warn
-		f := ftFollow(t, dir, 0, opts)
-		tune(f)
-		ftExpect(t, f, 0, 10)
+		log, f, warns := fsFollowing(t, opts, tune, 10)
 
 		// The same records in a new file, then more of them.
 		replace := func(b []byte) {
@@ -251,14 +259,7 @@ func TestFollowRestartedInPlace(t *testing.T) {
 // its start again, as tail -f reads a file truncated under it.
 func TestFollowCutBelowRead(t *testing.T) {
 	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
-		_, dir := ftStore(t)
-		log := ftLog(dir, 0)
-		ftAppendFile(t, log, ftRecords(0, 10))
-		var warns ftWarnings
-		opts.Warn = warns.warn
-		f := ftFollow(t, dir, 0, opts)
-		tune(f)
-		ftExpect(t, f, 0, 10)
+		log, f, warns := fsFollowing(t, opts, tune, 10)
 		if err := os.Truncate(log, int64(len(ftRecords(0, 5)))); err != nil {
 			t.Fatal(err)
 		}
