@@ -125,7 +125,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{"read partition out of range", []string{"read", "t", "--partition", "2"}, "", []string{"t", "2", "0..1"}},
 		{"append partition out of range", []string{"append", "t", "--partition", "5"}, "x\n", []string{"t", "5", "0..1"}},
 		{"read offset past end", []string{"read", "t", "--partition", "0", "--offset", "9"}, "", []string{"offset 9", "t/0", "valid offsets are 0..2"}},
-		{"read offset past end all", []string{"read", "t", "--offset", "4"}, "", []string{"offset 4", "t/0", "valid offsets are 0..2"}},
+		{"read offset past end all", []string{"read", "t", "--offset", "4"}, "", []string{"offset 4", "every partition of t", "0 (0..2)", "1 (no records, next offset 0)"}},
 		{"read offset in empty partition", []string{"read", "t", "--partition", "1", "--offset", "1"}, "", []string{"offset 1", "t/1"}},
 		{"create twice", []string{"create", "t"}, "", []string{"t", "already exists", "--if-not-exists"}},
 		{"read partition dir missing", []string{"read", "/nonexistent/t/0"}, "", []string{"/nonexistent/t/0"}},

@@ -129,6 +129,31 @@ func TestClosedPipe(t *testing.T) {
 	}
 }
 
+// A read whose stdout has no reader any more stops instead of reading on
+// for nobody: here one started with the pipe already closed, passing over
+// records it would not print (--key): it ends at once, with status 0, and
+// its group stays where it was.
+func TestReadStopsWithoutReader(t *testing.T) {
+	dir := newTopic(t, 1)
+	appendNumbered(t, dir, 20000)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(seglogBin(t), "-d", dir, "read", "t", "--group", "g", "--key", "none")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	err = cmd.Run()
+	w.Close()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("read into a pipe without a reader: %v, stderr %q; want status 0 and nothing", err, stderr.String())
+	}
+	if got := mustRun(t, dir, "", "read", "t", "--group", "g", "--count", "1").stdout; got != "r0\n" {
+		t.Errorf("the group moved: read --group g gives %q, want %q", got, "r0\n")
+	}
+}
+
 // TestTwoAppenders: a second appender to a partition fails at once naming
 // the partition, the lock and the holder; one with --wait waits and then
 // appends; nothing is lost or interleaved.

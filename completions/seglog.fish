@@ -167,7 +167,7 @@ complete -c seglog -n '__seglog_using append; and not __seglog_using append 0; a
 # read
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a read -d 'print a topic\'s records'
 complete -c seglog -n '__seglog_using read' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'read only partition P'
-complete -c seglog -n '__seglog_using read' -l offset -s o -x -d 'start at offset N, the last -N of each partition, beginning or end'
+complete -c seglog -n '__seglog_using read' -l offset -s o -x -d 'start at offset N'
 complete -c seglog -n '__seglog_using read' -l since -x -d 'start at the first record at or after TIME'
 complete -c seglog -n '__seglog_using read' -l until -x -d 'stop before the first record after TIME'
 complete -c seglog -n '__seglog_using read' -l key -s k -x -d 'print only records with key K'
