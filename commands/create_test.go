@@ -26,7 +26,7 @@ func TestCreateIfNotExistsMismatch(t *testing.T) {
 		{"segment bytes over the default", []string{"--segment-bytes", "256MiB"}, []string{"--segment-bytes 256MiB", "1GiB", "default"}},
 		{"retention", []string{"--retention", "1d"}, []string{"--retention 1d", "it has 7d"}},
 		{"retention bytes unset", []string{"--retention-bytes", "1GB"}, []string{"--retention-bytes 1000000000 bytes", "none"}},
-		{"two at once", []string{"-p", "2", "--index-interval", "4"}, []string{"--partitions 2", "--index-interval 4", "it has 1"}},
+		{"two at once", []string{"--partitions", "2", "--index-interval", "4"}, []string{"--partitions 2", "--index-interval 4", "it has 1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runIn(t, dir, nil, append([]string{"create", "orders", "--if-not-exists"}, tc.args...)...)
@@ -53,7 +53,7 @@ func TestAppendCreateChecksFirst(t *testing.T) {
 		args  []string
 		wants []string
 	}{
-		{[]string{"append", "new", "--create", "-p", "3"}, []string{"--partition 3", "1 partition", "--partitions 4"}},
+		{[]string{"append", "new", "--create", "-p", "3"}, []string{"-p 3", "1 partition", "--partitions 4"}},
 		{[]string{"append", "new", "--create", "--partitions", "2", "--partition", "2"}, []string{"--partition 2", "2 partitions", "--partitions 3"}},
 	} {
 		r := runIn(t, dir, strings.NewReader("a\n"), tc.args...)
