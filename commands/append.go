@@ -1,7 +1,7 @@
 package commands
 
 import (
-	"encoding/base64"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -28,8 +29,8 @@ type appendOptions struct {
 	delim         []byte
 	jsonInput     bool
 	keepPartition bool
-	create        bool
-	partitions    int
+	restamp       bool // --timestamps now: the input's timestamps are not kept
+	target        appendTarget
 	settings      logstore.Settings // from flags; zero = topic's stored ones
 	maxMessage    int
 	sync          logstore.SyncMode
@@ -47,22 +48,33 @@ func appendCommand() *cli.Command {
 		&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "messages end with a NUL byte"},
 		&cli.StringFlag{Name: "input", Value: "lines", Usage: "`FORMAT` of stdin: lines, or json (what 'read --format json' prints)"},
 		&cli.BoolFlag{Name: "keep-partition", Usage: "with --input json: append each record to the partition its line names"},
+		&cli.StringFlag{Name: "timestamps", Value: "input", Usage: "with --input json, `WHEN` records are stamped: input (keep each line's timestamp_ns or timestamp, " +
+			"raised to the partition's newest if older; a line without one is stamped now) or now (the time of append, as for lines)"},
 		&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary on stderr as JSON"},
-		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record as soon as it is durable: " +
-			"with --sync batch after its batch's fdatasync, exit after the fdatasync at a roll or at exit, " +
-			"never once written to the OS (not durable). If stdout closes, append stops reading stdin"},
+		&cli.BoolFlag{Name: "report", Usage: "print \"PARTITION OFFSET\" on stdout for each record, in input order (line k for the k-th record read), " +
+			"as soon as it and the records before it are durable: with --sync batch after its batch's fdatasync, exit after the fdatasync " +
+			"at a roll or at exit (or once a million records wait), never once written to the OS (not durable). If stdout closes, append stops reading stdin"},
 	}
 	return &cli.Command{
 		Name:      "append",
 		Usage:     "append records read from stdin to a topic",
 		ArgsUsage: "TOPIC",
 		Description: "Changes files: appends one record per line of stdin (or per delimiter) to TOPIC,\n" +
-			"holding each partition's writer lock for as long as it runs. Records with a key go to\n" +
-			"partition FNV-1a(key) % N, others round-robin. Prints a summary on stderr. On Ctrl-C or\n" +
-			"SIGTERM it writes and syncs everything it has read, then exits 0.\n\n" +
+			"holding each partition's writer lock for as long as it runs, and the segment files of\n" +
+			"at most 64 partitions at a time (others are synced and closed until written again).\n" +
+			"Records with a key go to partition FNV-1a(key) % N, others round-robin. Each record is\n" +
+			"stamped with the clock, at least a nanosecond after the record before it in the run (in\n" +
+			"any partition) and never below its partition's last timestamp.\n\n" +
+			"--input json takes exactly the lines 'read --format json' prints (lower-case fields,\n" +
+			"each once; keys and values valid UTF-8, or in key_base64/value_base64; anything else\n" +
+			"fails naming the line) and keeps their timestamps, raised to the partition's newest\n" +
+			"when older.\n\n" +
+			"Prints a summary on stderr. On Ctrl-C or SIGTERM it writes and syncs every record it\n" +
+			"has read, then exits 0; an unfinished last line (or JSON object) is a record only at\n" +
+			"the real end of input, so there it is dropped with a warning.\n\n" +
 			"Examples:\n" +
 			"  seglog append app-logs < app.log\n" +
 			"  tail -F /var/log/app.log | seglog append app-logs --create\n" +
@@ -84,17 +96,17 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	if err != nil {
 		return appendOptions{}, err
 	}
-	o := appendOptions{topic: topic, partition: c.Int("partition"), create: c.Bool("create"),
-		partitions: c.Int("partitions"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
+	o := appendOptions{topic: topic, partition: c.Int("partition"), keepPartition: c.Bool("keep-partition"), jsonSummary: c.Bool("json"),
 		report: c.Bool("report"), delim: []byte{'\n'}}
+	o.target = appendTarget{topic: topic, create: c.Bool("create"), partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions")}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
-	if c.IsSet("partitions") && !o.create {
+	if c.IsSet("partitions") && !o.target.create {
 		return o, usagef("--partitions only goes with --create")
 	}
-	if o.partitions < 1 || o.partitions > logstore.MaxPartitions {
-		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	if n := o.target.partitions; n < 1 || n > logstore.MaxPartitions {
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
 	switch c.String("input") {
 	case "lines":
@@ -110,6 +122,16 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	}
 	if o.keepPartition && !o.jsonInput {
 		return o, usagef("--keep-partition only goes with --input json")
+	}
+	switch c.String("timestamps") {
+	case "input":
+	case "now":
+		o.restamp = true
+	default:
+		return o, usagef("--timestamps must be input or now, not %q", c.String("timestamps"))
+	}
+	if c.IsSet("timestamps") && !o.jsonInput {
+		return o, usagef("--timestamps only goes with --input json: lines bring no timestamps")
 	}
 	if o.keepPartition && c.IsSet("partition") {
 		return o, usagef("--keep-partition and --partition exclude each other")
@@ -137,6 +159,7 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}
+	o.target.settings = o.settings
 	maxMessage, err := parseSize(c.String("max-message-bytes"))
 	if err != nil {
 		return o, usagef("--max-message-bytes: %v", err)
@@ -161,32 +184,52 @@ type appender struct {
 	e       *env
 	o       appendOptions
 	topic   *logstore.Topic
-	writers []*logstore.Writer // by partition; nil where not opened
-	first   []uint64           // each writer's next offset when opened
-	rr      int                // next partition for keyless records
-	framer  framer
-	ts      int64 // clock reading for the current chunk
+	writers []*logstore.Writer // by partition; nil where not locked
+	parts   []partState        // by partition
+	// The partitions whose writers hold their segment files open, at most
+	// maxOpenWriters, and a count of records for telling when each was
+	// used last.
+	open     []int
+	uses     uint64
+	buffered int // bytes of records and index entries buffered since all were written
+	rr       int // next partition for keyless records
+	framer   framer
+	ts       int64 // clock reading for the current chunk
+	clock    logstore.RunClock
+	json     jsonDecoder
+	raised   int64 // input timestamps raised to their partition's newest
 	// A bar when stdin is a regular file: size bytes to read, read so far.
 	bar        *progressBar
 	read, size int64
-	// With --report: each writer's offsets below reported[p] are printed;
+	// With --report: the records waiting to be reported, in input order;
 	// reportErr is the write to stdout that failed, ending the run.
-	reported  []uint64
-	reportBuf []byte
-	reportErr error
+	unreported reportQueue
+	reportBuf  []byte
+	reportErr  error
+}
+
+// partState is what the appender keeps of each partition.
+type partState struct {
+	opened    bool   // the writer's segment is open (from its first record)
+	filesOpen bool   // the writer holds its files open: in appender.open
+	first     uint64 // the writer's next offset when opened
+	reported  uint64 // with --report: offsets below it are printed
+	lastUse   uint64
 }
 
 func runAppend(e *env, o appendOptions) error {
 	store := logstore.Open(e.dataDir)
-	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
+	topic, err := openTopicForAppend(e, store, o.target, func(partitions int, exists bool) error {
+		if o.partition >= partitions {
+			return partitionOutside(o.topic, o.partition, partitions, exists)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if o.partition >= topic.Partitions {
-		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, o.partition, logstore.ErrPartitionNotFound)
-	}
-	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, topic.Partitions),
-		first: make([]uint64, topic.Partitions), rr: rand.IntN(topic.Partitions)}
+	n := topic.Partitions
+	a := &appender{e: e, o: o, topic: topic, writers: make([]*logstore.Writer, n), parts: make([]partState, n), rr: rand.IntN(n)}
 	a.framer = framer{delim: o.delim, stripCR: string(o.delim) == "\n", max: o.maxMessage}
 	if o.jsonInput {
 		// A JSON line is longer than the message it holds: base64 or \u
@@ -194,7 +237,8 @@ func runAppend(e *env, o appendOptions) error {
 		a.framer.max = 6*o.maxMessage + 4096
 	}
 	// Take every partition's lock before reading anything, so a second
-	// appender fails at once rather than when its first record arrives.
+	// appender fails at once rather than when its first record arrives;
+	// the segments are opened as records come.
 	a.bar, a.size = newProgressBar(e, "append"), stdinSize(e.stdin)
 	wopts := logstore.WriterOptions{SegmentBytes: o.settings.SegmentBytes, IndexInterval: o.settings.IndexInterval,
 		RollAfter: o.settings.RollAfter, Sync: o.sync, LockWait: o.lockWait, Warn: func(m string) { a.bar.clear(); e.warn("%s", m) }}
@@ -202,19 +246,22 @@ func runAppend(e *env, o appendOptions) error {
 		if o.partition >= 0 && p != o.partition {
 			continue
 		}
-		w, err := store.OpenWriter(o.topic, p, wopts)
+		w, err := store.LockWriter(topic, p, wopts)
 		if err != nil {
 			a.closeWriters()
 			return lockAdvice(err, o.lockWait)
 		}
-		a.writers[p], a.first[p] = w, w.NextOffset()
+		a.writers[p] = w
 	}
-	a.reported = slices.Clone(a.first)
 	err = a.pump()
 	if cerr := a.closeWriters(); err == nil {
 		err = cerr
 	}
 	a.bar.finish()
+	if a.raised > 0 {
+		e.warn("the timestamps of %d record%s were older than their partition's newest and were raised to it, so that its time index stays sorted "+
+			"(--timestamps now stamps every record with the time of append)", a.raised, plural(int(a.raised)))
+	}
 	a.summary()
 	return err
 }
@@ -266,19 +313,20 @@ func (a *appender) pump() error {
 		var r readResult
 		select {
 		case r = <-chunks:
-		case <-sigs:
-			return a.stopped(chunks, &state)
+		case sig := <-sigs:
+			return a.stopped(sig, chunks, &state)
 		default:
 			if err := a.flush(); err != nil {
 				return err
 			}
 			select {
 			case r = <-chunks:
-			case <-sigs:
-				return a.stopped(chunks, &state)
+			case sig := <-sigs:
+				return a.stopped(sig, chunks, &state)
 			}
 		}
-		// Records read together share one clock reading (SPEC §4).
+		// One clock reading per chunk: a time.Now per record would cost
+		// more than encoding it. The run's clock steps them apart.
 		a.ts = time.Now().UnixNano()
 		if err := a.framer.feed(r.buf, a.add); err != nil {
 			return err
@@ -333,13 +381,14 @@ func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-c
 	}
 }
 
-// stopped ends pump on a signal. Everything read from stdin is appended
-// (SPEC §4), chunks handed over or being handed over included, then a
-// final partial line; no read starts after it. A read under way is waited
-// for when stdin is a regular file (it ends at once); from a pipe or a
-// terminal it may wait for input forever, and what it has not returned
-// was not read.
-func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error {
+// stopped ends pump on a signal. Every record read from stdin is appended
+// (SPEC §4), chunks handed over or being handed over included; no read
+// starts after it. A read under way is waited for when stdin is a regular
+// file (it ends at once); from a pipe or a terminal it may wait for input
+// forever, and what it has not returned was not read. An unfinished last
+// line is a record only at the real end of input: at a signal it may be
+// half of one, so it is dropped, with a warning.
+func (a *appender) stopped(sig os.Signal, chunks <-chan readResult, state *atomic.Int32) error {
 	for {
 		var r readResult
 		select {
@@ -357,7 +406,12 @@ func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error 
 				select {
 				case r = <-chunks:
 				default:
-					return a.framer.finish(a.add)
+					if n := a.framer.drop(); n > 0 {
+						a.bar.clear()
+						a.e.warn("stopped by %s in the middle of line %d of the input: dropped the %d byte%s read of it (a record ends at its delimiter, or at the end of the input)",
+							signalName(sig), a.framer.line+1, n, plural(n))
+					}
+					return nil
 				}
 			}
 		}
@@ -374,14 +428,27 @@ func (a *appender) stopped(chunks <-chan readResult, state *atomic.Int32) error 
 	}
 }
 
+// signalName is how a user would name sig: SIGTERM, not "terminated".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
+}
+
 // add appends one message.
 func (a *appender) add(msg []byte, line int64) error {
 	key, value, part := a.o.key, msg, -1
+	var in jsonInput
 	if a.o.jsonInput {
 		var err error
-		if key, value, part, err = parseJSONRecord(msg, line, a.o.keepPartition); err != nil {
+		if in, err = a.json.decode(msg, line, a.o.keepPartition); err != nil {
 			return err
 		}
+		key, value, part = in.key, in.value, in.partition
 		if len(key)+len(value) > a.o.maxMessage {
 			return &errMessageTooLong{line: line, max: a.o.maxMessage}
 		}
@@ -404,83 +471,164 @@ func (a *appender) add(msg []byte, line int64) error {
 		part = a.rr
 		a.rr = (a.rr + 1) % len(a.writers)
 	}
-	if _, err := a.writers[part].Append(a.ts, key, value); err != nil {
+	w := a.writers[part]
+	if !a.parts[part].opened {
+		if err := a.openWriter(part); err != nil {
+			return err
+		}
+	}
+	var ts int64
+	if in.stamped && !a.o.restamp {
+		var raised bool
+		if ts, raised = a.clock.Keep(in.timestamp, w); raised {
+			a.raised++
+		}
+	} else {
+		ts = a.clock.Stamp(a.ts, w)
+	}
+	if _, err := w.Append(ts, key, value); err != nil {
+		return err
+	}
+	if err := a.used(part, w); err != nil {
 		return err
 	}
 	// Appending may have rolled or flushed, and so synced.
-	return a.report(part)
-}
-
-// report prints, with --report, a line for each record of partition p
-// acknowledged since the last call: durable under --sync batch and exit,
-// handed to the OS under never. They are written at once, unbuffered, so a
-// consumer sees them as soon as the sync that covers them returned.
-func (a *appender) report(p int) error {
-	if !a.o.report || a.reportErr != nil {
-		return a.reportErr
-	}
-	w := a.writers[p]
-	acked := w.Durable()
-	if a.o.sync == logstore.SyncNever {
-		acked = w.Written()
-	}
-	if acked <= a.reported[p] {
-		return nil
-	}
-	// In pieces: the sync at exit may acknowledge millions of records.
-	for a.reported[p] < acked {
-		b := a.reportBuf[:0]
-		o := a.reported[p]
-		for ; o < acked && len(b) < reportPiece; o++ {
-			b = strconv.AppendInt(b, int64(p), 10)
-			b = append(b, ' ')
-			b = strconv.AppendUint(b, o, 10)
-			b = append(b, '\n')
+	if a.o.report {
+		if err := a.queueReport(part); err != nil {
+			return err
 		}
-		a.reportBuf = b
-		if _, err := a.e.stdout.Write(b); err != nil {
-			a.reportErr = fmt.Errorf("--report: write to stdout: %w", err)
-			return a.reportErr
-		}
-		a.reported[p] = o
+	}
+	// With many partitions the writers' buffers, each far from full, may
+	// add up: past maxBuffered, all are written.
+	if a.buffered += int(format.RecordLen(key, value)) + 2*format.IndexEntryLen; a.buffered > maxBuffered {
+		return a.flush()
 	}
 	return nil
 }
 
-// reportPiece is about how many bytes of --report lines go in one write.
-const reportPiece = 64 << 10
+// maxOpenWriters is how many partitions may hold their segment files open
+// (three descriptors each) at once: a topic of 10,000 partitions must not
+// need 30,000.
+const maxOpenWriters = 64
+
+// maxBuffered is how many bytes of records and index entries may wait in
+// the writers' buffers before all are written. A writer writes by itself
+// at 1 MiB, so this matters with more than 32 partitions.
+const maxBuffered = 32 << 20
+
+// openWriter opens partition p's segment, on the partition's first
+// record.
+func (a *appender) openWriter(p int) error {
+	w := a.writers[p]
+	if err := w.Open(); err != nil {
+		return err
+	}
+	a.parts[p] = partState{opened: true, first: w.NextOffset(), reported: w.NextOffset()}
+	if len(a.open) >= maxOpenWriters {
+		// Records wait in its buffer as well without its files: opened
+		// again when it writes, it need not push out a writer with
+		// records to sync now.
+		return w.Idle()
+	}
+	return nil
+}
+
+// used notes that partition p's writer w was just used, and whether that
+// opened its files.
+func (a *appender) used(p int, w *logstore.Writer) error {
+	ps := &a.parts[p]
+	a.uses++
+	ps.lastUse = a.uses
+	if ps.filesOpen || !w.FilesOpen() {
+		return nil
+	}
+	return a.filesOpened(p)
+}
+
+// filesOpened notes that partition p's writer opened its files. Past
+// maxOpenWriters, the syncers used least recently go idle: each writes
+// and syncs what it holds (as at exit, so what it acknowledged is
+// durable) and closes its files, keeping its lock.
+func (a *appender) filesOpened(p int) error {
+	a.parts[p].filesOpen = true
+	a.open = append(a.open, p)
+	if len(a.open) <= maxOpenWriters {
+		return nil
+	}
+	slices.SortFunc(a.open, func(p, q int) int { return cmp.Compare(a.parts[p].lastUse, a.parts[q].lastUse) })
+	idle := make([]*logstore.Writer, 0, syncers)
+	for _, q := range a.open[:syncers] {
+		a.parts[q].filesOpen = false
+		idle = append(idle, a.writers[q])
+	}
+	a.open = append(a.open[:0], a.open[syncers:]...)
+	if err := inParallel(idle, (*logstore.Writer).Idle); err != nil {
+		return err
+	}
+	return a.report()
+}
 
 func (a *appender) flush() error {
+	a.buffered = 0
 	for p, w := range a.writers {
 		if w != nil && w.Buffered() {
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if err := a.report(p); err != nil {
+			if err := a.used(p, w); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return a.report()
 }
 
 // closeWriters writes, syncs and unlocks every writer, returning the first
 // error; it goes on past a failing one so the others keep their records.
 func (a *appender) closeWriters() error {
-	var first error
-	for p, w := range a.writers {
-		if w == nil {
-			continue
-		}
-		err := w.Close()
-		if rerr := a.report(p); err == nil {
-			err = rerr
-		}
-		if err != nil && first == nil {
-			first = err
+	var ws []*logstore.Writer
+	for _, w := range a.writers {
+		if w != nil {
+			ws = append(ws, w)
 		}
 	}
+	first := inParallel(ws, (*logstore.Writer).Close)
+	if err := a.report(); first == nil {
+		first = err
+	}
 	return first
+}
+
+// syncers is how many writers close or go idle at once. Each syncs its
+// files, and fdatasyncs from several threads share the filesystem's
+// journal commits: with many partitions that is most of the time.
+const syncers = 16
+
+// inParallel calls f on each writer, syncers at a time, and returns the
+// first error; it goes on past a failing one so the others keep their
+// records. Writers share nothing, so distinct ones may run at once.
+func inParallel(ws []*logstore.Writer, f func(*logstore.Writer) error) error {
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(syncers, len(ws)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = f(ws[i])
+			}
+		})
+	}
+	for i := range ws {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type partitionSummary struct {
@@ -498,11 +646,12 @@ func (a *appender) summary() {
 	var parts []partitionSummary
 	var total uint64
 	for p, w := range a.writers {
-		if w == nil || w.Written() == a.first[p] {
+		first := a.parts[p].first
+		if w == nil || !a.parts[p].opened || w.Written() == first {
 			continue
 		}
-		n := w.Written() - a.first[p]
-		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: a.first[p], LastOffset: w.Written() - 1})
+		n := w.Written() - first
+		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: first, LastOffset: w.Written() - 1})
 		total += n
 	}
 	if a.o.jsonSummary {
@@ -518,55 +667,4 @@ func (a *appender) summary() {
 	for _, s := range parts {
 		fmt.Fprintf(a.e.stderr, "  partition %d: %d record%s, offsets %d..%d\n", s.Partition, s.Records, plural(int(s.Records)), s.FirstOffset, s.LastOffset)
 	}
-}
-
-// jsonRecord is a line of 'read --format json' output.
-type jsonRecord struct {
-	Key         *string `json:"key"`
-	KeyBase64   *string `json:"key_base64"`
-	Value       *string `json:"value"`
-	ValueBase64 *string `json:"value_base64"`
-	Partition   *int    `json:"partition"`
-}
-
-func parseJSONRecord(line []byte, n int64, keepPartition bool) (key, value []byte, part int, err error) {
-	var r jsonRecord
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, nil, 0, fmt.Errorf("line %d of the input is not a JSON record: %v", n, err)
-	}
-	bad := func(what string) error { return fmt.Errorf("line %d of the input: %s", n, what) }
-	value, present, err := jsonBytes("value", r.Value, r.ValueBase64)
-	if err == nil && !present {
-		err = errors.New("no value or value_base64 field")
-	}
-	if err == nil {
-		key, _, err = jsonBytes("key", r.Key, r.KeyBase64)
-	}
-	if err != nil {
-		return nil, nil, 0, bad(err.Error())
-	}
-	part = -1
-	if keepPartition {
-		if r.Partition == nil || *r.Partition < 0 {
-			return nil, nil, 0, bad("no partition field (needed by --keep-partition)")
-		}
-		part = *r.Partition
-	}
-	return key, value, part, nil
-}
-
-// jsonBytes takes a field given as text (name) or as base64 (name_base64).
-func jsonBytes(name string, text, b64 *string) (b []byte, present bool, err error) {
-	switch {
-	case text != nil && b64 != nil:
-		return nil, false, fmt.Errorf("both %s and %s_base64", name, name)
-	case text != nil:
-		return []byte(*text), true, nil
-	case b64 != nil:
-		if b, err = base64.StdEncoding.DecodeString(*b64); err != nil {
-			return nil, false, fmt.Errorf("%s_base64 is not base64", name)
-		}
-		return b, true, nil
-	}
-	return nil, false, nil
 }

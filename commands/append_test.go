@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -454,4 +455,36 @@ func asErr(err error, target **errMessageTooLong) bool {
 		*target = e
 	}
 	return ok
+}
+
+// TestAppendRunTimestamps: the records of one append run get strictly
+// increasing timestamps across all the partitions it writes, even from
+// one read of stdin, so tail -n shows them in the order they were
+// appended.
+func TestAppendRunTimestamps(t *testing.T) {
+	dir := newTopic(t, 3)
+	mustRun(t, dir, "e1\ne2\ne3\ne4\ne5\ne6\n", "append", "t")
+	if got := mustRun(t, dir, "", "tail", "t", "-n", "3").stdout; got != "e4\ne5\ne6\n" {
+		t.Errorf("tail -n 3 printed %q, want e4 e5 e6", got)
+	}
+	// A second run goes on above the first, keyed records too.
+	mustRun(t, dir, "a:e7\nb:e8\nc:e9\nd:e10\n", "append", "t", "--key-delimiter", ":")
+	lines := parseJSONLines(t, mustRun(t, dir, "", "read", "t", "--format", "json").stdout)
+	byTime := map[int64]string{}
+	var stamps []int64
+	for _, l := range lines {
+		if _, dup := byTime[l.TimestampNS]; dup {
+			t.Errorf("timestamp %d given twice", l.TimestampNS)
+		}
+		byTime[l.TimestampNS] = *l.Value
+		stamps = append(stamps, l.TimestampNS)
+	}
+	slices.Sort(stamps)
+	var order []string
+	for _, ts := range stamps {
+		order = append(order, byTime[ts])
+	}
+	if want := "e1 e2 e3 e4 e5 e6 e7 e8 e9 e10"; strings.Join(order, " ") != want {
+		t.Errorf("by timestamp the records are %q, want %q", order, want)
+	}
 }

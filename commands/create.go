@@ -9,16 +9,17 @@ import (
 )
 
 type createOptions struct {
-	topic       string
-	partitions  int
-	ifNotExists bool
-	settings    logstore.Settings
+	topic           string
+	partitions      int
+	partitionsGiven bool // an existing topic must have that many
+	ifNotExists     bool
+	settings        logstore.Settings
 }
 
 func createCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "number of partitions `N`"},
-		&cli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists"},
+		&cli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists with the partition count and settings given (any that differ are an error)"},
 		&cli.StringFlag{Name: "retention", Usage: "the topic's retention, over retention-sweep's flags: delete segments older than `DURATION`"},
 		&cli.StringFlag{Name: "retention-bytes", Usage: "the topic's retention, over retention-sweep's flags: keep at most `SIZE` of .log bytes per partition"},
 	}
@@ -27,7 +28,9 @@ func createCommand() *cli.Command {
 		Usage:     "create a topic",
 		ArgsUsage: "TOPIC",
 		Description: "Changes files: makes <data-dir>/TOPIC/0..N-1/, each with an empty segment 0,\n" +
-			"and stores the settings given as the topic's defaults (.seglog.json).\n\n" +
+			"and stores the settings given as the topic's defaults (.seglog.json). An existing\n" +
+			"topic is an error; with --if-not-exists it is accepted as long as the partition count\n" +
+			"and each setting given match it (exit 1 naming both values otherwise), and left as it is.\n\n" +
 			"Examples:\n" +
 			"  seglog create orders --partitions 3\n" +
 			"  seglog create app-logs --segment-bytes 256MiB --retention 7d\n" +
@@ -38,7 +41,7 @@ func createCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			o := createOptions{topic: topic, partitions: c.Int("partitions"), ifNotExists: c.Bool("if-not-exists")}
+			o := createOptions{topic: topic, partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions"), ifNotExists: c.Bool("if-not-exists")}
 			if o.settings, err = segmentSettings(c); err != nil {
 				return err
 			}
@@ -64,10 +67,17 @@ func runCreate(e *env, o createOptions) error {
 	store := logstore.Open(e.dataDir)
 	err := store.CreateTopic(o.topic, o.partitions, o.settings)
 	if errors.Is(err, logstore.ErrTopicExists) && o.ifNotExists {
-		if t, terr := store.Topic(o.topic); terr == nil && t.Partitions != o.partitions {
-			e.warn("topic %s already exists with %d partitions, not %d", o.topic, t.Partitions, o.partitions)
+		// Only what the command line gives is compared: a plain
+		// --if-not-exists accepts the topic as it is.
+		t, err := store.Topic(o.topic)
+		if err != nil {
+			return err
 		}
-		return nil
+		given := 0
+		if o.partitionsGiven {
+			given = o.partitions
+		}
+		return topicMismatch(t, given, o.settings)
 	}
 	if err != nil {
 		if errors.Is(err, logstore.ErrTopicExists) {

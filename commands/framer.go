@@ -100,6 +100,13 @@ func (f *framer) finish(emit func(msg []byte, line int64) error) error {
 	return err
 }
 
+// drop forgets an unfinished last message and returns its length.
+func (f *framer) drop() int {
+	n := len(f.pending)
+	f.pending = f.pending[:0]
+	return n
+}
+
 func (f *framer) emit(msg []byte, emit func([]byte, int64) error) error {
 	if f.stripCR && len(msg) > 0 && msg[len(msg)-1] == '\r' {
 		msg = msg[:len(msg)-1]

@@ -19,16 +19,15 @@ import (
 )
 
 type importOptions struct {
-	dir        string
-	topic      string
-	partition  int // -1: not given
-	create     bool
-	partitions int
-	settings   logstore.Settings
-	mtime      bool // stamp records with their .store's mtime, not the time of import
-	sync       logstore.SyncMode
-	lockWait   time.Duration
-	json       bool
+	dir       string
+	topic     string
+	partition int // -1: not given
+	target    appendTarget
+	settings  logstore.Settings
+	mtime     bool // stamp records with their .store's mtime, not the time of import
+	sync      logstore.SyncMode
+	lockWait  time.Duration
+	json      bool
 }
 
 func importCommand() *cli.Command {
@@ -42,7 +41,8 @@ func importCommand() *cli.Command {
 			"offset order, to one partition of TOPIC, holding its writer lock like append.\n" +
 			"DIR is a path, never a topic; nothing in it is changed. Records get no key, and\n" +
 			"the time of import as timestamp, or with --timestamps mtime their .store file's\n" +
-			"modification time (never below the partition's last timestamp).\n\n" +
+			"modification time; each at least a nanosecond after the record before it (one\n" +
+			"import's timestamps strictly increase) and never below the partition's last.\n\n" +
 			"Without --partition, TOPIC must have one partition: order matters more than\n" +
 			"spreading. A store's torn last record (what a crash leaves) is skipped with a\n" +
 			"warning; broken framing (a length running past the store's end while the index\n" +
@@ -70,7 +70,7 @@ func importCommand() *cli.Command {
 }
 
 func parseImportOptions(c *cli.Context) (importOptions, error) {
-	o := importOptions{partition: c.Int("partition"), create: c.Bool("create"), partitions: c.Int("partitions"), json: c.Bool("json")}
+	o := importOptions{partition: c.Int("partition"), json: c.Bool("json")}
 	if c.NArg() != 2 {
 		return o, usagef("import: DIR and TOPIC expected, got %d %s (see 'seglog import --help')", c.NArg(), dumpIndexPlural(int64(c.NArg()), "argument", "arguments"))
 	}
@@ -78,13 +78,14 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	if err := checkTopicName(o.topic); err != nil {
 		return o, err
 	}
-	switch {
+	o.target = appendTarget{topic: o.topic, create: c.Bool("create"), partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions")}
+	switch n := o.target.partitions; {
 	case c.IsSet("partition") && o.partition < 0:
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
-	case c.IsSet("partitions") && !o.create:
+	case c.IsSet("partitions") && !o.target.create:
 		return o, usagef("--partitions only goes with --create")
-	case o.partitions < 1 || o.partitions > logstore.MaxPartitions:
-		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)
+	case n < 1 || n > logstore.MaxPartitions:
+		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
 	switch c.String("timestamps") {
 	case "now":
@@ -97,6 +98,7 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}
+	o.target.settings = o.settings
 	o.sync, o.lockWait, err = writerOptionsFrom(c)
 	return o, err
 }
@@ -147,20 +149,25 @@ func runImport(e *env, o importOptions) error {
 		return err
 	}
 	store := logstore.Open(e.dataDir)
-	topic, err := openTopicForAppend(e, store, o.topic, o.create, o.partitions, o.settings)
+	p := o.partition
+	_, err = openTopicForAppend(e, store, o.target, func(partitions int, exists bool) error {
+		switch {
+		case p < 0 && partitions > 1:
+			what := fmt.Sprintf("topic %s has", o.topic)
+			if !exists {
+				what = "--create would make"
+			}
+			return usagef("%s %d partitions: name the one to import into with --partition 0..%d (records keep their order only within one)",
+				what, partitions, partitions-1)
+		case p >= partitions:
+			return partitionOutside(o.topic, p, partitions, exists)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	p := o.partition
-	switch {
-	case p < 0 && topic.Partitions > 1:
-		return usagef("topic %s has %d partitions: name the one to import into with --partition 0..%d (records keep their order only within one)",
-			o.topic, topic.Partitions, topic.Partitions-1)
-	case p < 0:
-		p = 0
-	case p >= topic.Partitions:
-		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", o.topic, topic.Partitions-1, p, logstore.ErrPartitionNotFound)
-	}
+	p = max(p, 0)
 	if sameDir(dir, store.PartitionDir(o.topic, p)) {
 		return fmt.Errorf("import from %s: that is the destination partition's own directory; seglog never writes into a simple log's directory", dir)
 	}
@@ -205,9 +212,9 @@ func sameDir(a, b string) bool {
 func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOptions, sum *importSummary) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	now := time.Now().UnixNano()
+	var clock logstore.RunClock
 	var store string // the .store of the last record
-	var ts int64
+	var ts int64     // the clock reading for its records
 	it := l.Read(0)
 	defer it.Close()
 	for it.Next() {
@@ -216,7 +223,7 @@ func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOp
 		}
 		r := it.Record()
 		if r.Store != store {
-			store, ts = r.Store, now
+			store, ts = r.Store, time.Now().UnixNano()
 			sum.Segments++
 			if o.mtime {
 				fi, err := os.Stat(r.Store)
@@ -226,7 +233,7 @@ func importRecords(e *env, l *logstore.SimpleLog, w *logstore.Writer, o importOp
 				ts = fi.ModTime().UnixNano()
 			}
 		}
-		off, err := w.Append(ts, nil, r.Value)
+		off, err := w.Append(clock.Stamp(ts, w), nil, r.Value)
 		if err != nil {
 			return err
 		}

@@ -50,7 +50,8 @@ func kafkaImportCommand() *cli.Command {
 			"Kafka partition p to partition p of TOPIC, which is created with the Kafka topic's\n" +
 			"partition count if it does not exist (one with fewer partitions is refused). Keys and\n" +
 			"values are kept byte for byte (an empty key is no key); the timestamp is the Kafka\n" +
-			"record's, raised to the partition's newest if older so the time index stays sorted.\n" +
+			"record's, raised to the partition's newest if older so the time index stays sorted\n" +
+			"(a record without one, -1, gets the time of import, as append stamps).\n" +
 			"Headers, which seglog records cannot hold, are dropped with a warning that counts\n" +
 			"them, or refused with --no-drop-headers (exit status 1 naming the record; the\n" +
 			"records before it are kept).\n\n" +
@@ -110,6 +111,7 @@ type importer struct {
 	saved   map[int32]int64    // what the position file holds
 	until   map[int32]int64    // without --follow: the end offsets when the import started
 	stats   []kafkaPartStats
+	clock   logstore.RunClock
 	headers int64 // headers dropped
 	withHdr int64 // records that had them
 }
@@ -131,15 +133,23 @@ func runKafkaImport(e *env, o kafkaImportOptions) (err error) {
 		return fmt.Errorf("Kafka topic %s does not exist on %s", o.kafkaTopic, strings.Join(o.conn.brokers, ","))
 	}
 	store := logstore.Open(e.dataDir)
-	t, err := openTopicForAppend(e, store, o.topic, true, kt.partitions, logstore.Settings{})
+	im := &importer{e: e, o: o, store: store, stats: make([]kafkaPartStats, kt.partitions)}
+	// Where to start is settled before the topic is created: a refusal
+	// (a position saved from another Kafka topic, offsets the cluster does
+	// not give) leaves nothing behind.
+	if err := im.starts(ctx, adm, kt.partitions); err != nil {
+		return err
+	}
+	_, err = openTopicForAppend(e, store, appendTarget{topic: o.topic, create: true, partitions: kt.partitions}, func(partitions int, _ bool) error {
+		if partitions < kt.partitions {
+			return fmt.Errorf("topic %s has %d partition%s, Kafka topic %s has %d: Kafka partition p is imported to partition p",
+				o.topic, partitions, plural(partitions), o.kafkaTopic, kt.partitions)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if t.Partitions < kt.partitions {
-		return fmt.Errorf("topic %s has %d partition%s, Kafka topic %s has %d: Kafka partition p is imported to partition p",
-			o.topic, t.Partitions, plural(t.Partitions), o.kafkaTopic, kt.partitions)
-	}
-	im := &importer{e: e, o: o, store: store, stats: make([]kafkaPartStats, kt.partitions)}
 	defer func() {
 		if cerr := im.close(); err == nil {
 			err = cerr
@@ -153,9 +163,6 @@ func runKafkaImport(e *env, o kafkaImportOptions) (err error) {
 			return lockAdvice(err, o.lockWait)
 		}
 		im.writers = append(im.writers, w)
-	}
-	if err := im.starts(ctx, adm, kt.partitions); err != nil {
-		return err
 	}
 	started := time.Now()
 	if err := im.consume(ctx, cl, adm); err != nil {
@@ -343,10 +350,16 @@ func (im *importer) append(r *kgo.Record) error {
 		im.headers += int64(len(r.Headers))
 		im.withHdr++
 	}
-	// Kafka keeps milliseconds; nanoseconds end in the year 2262.
-	const ms = int64(time.Millisecond)
-	ts := min(max(r.Timestamp.UnixMilli(), math.MinInt64/ms), math.MaxInt64/ms) * ms
-	if _, err := im.writers[r.Partition].Append(ts, r.Key, r.Value); err != nil {
+	w := im.writers[r.Partition]
+	var ts int64
+	if ms := r.Timestamp.UnixMilli(); r.Timestamp.IsZero() || ms < 0 {
+		// No timestamp (-1, or a v0 message): stamped as append stamps.
+		ts = im.clock.Stamp(time.Now().UnixNano(), w)
+	} else {
+		// Nanoseconds end in the year 2262.
+		ts, _ = im.clock.Keep(min(ms, math.MaxInt64/int64(time.Millisecond))*int64(time.Millisecond), w)
+	}
+	if _, err := w.Append(ts, r.Key, r.Value); err != nil {
 		return err
 	}
 	im.next[r.Partition] = r.Offset + 1

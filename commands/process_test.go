@@ -129,6 +129,31 @@ func TestClosedPipe(t *testing.T) {
 	}
 }
 
+// A read whose stdout has no reader any more stops instead of reading on
+// for nobody: here one started with the pipe already closed, passing over
+// records it would not print (--key): it ends at once, with status 0, and
+// its group stays where it was.
+func TestReadStopsWithoutReader(t *testing.T) {
+	dir := newTopic(t, 1)
+	appendNumbered(t, dir, 20000)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(seglogBin(t), "-d", dir, "read", "t", "--group", "g", "--key", "none")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	err = cmd.Run()
+	w.Close()
+	if err != nil || stderr.Len() > 0 {
+		t.Fatalf("read into a pipe without a reader: %v, stderr %q; want status 0 and nothing", err, stderr.String())
+	}
+	if got := mustRun(t, dir, "", "read", "t", "--group", "g", "--count", "1").stdout; got != "r0\n" {
+		t.Errorf("the group moved: read --group g gives %q, want %q", got, "r0\n")
+	}
+}
+
 // TestTwoAppenders: a second appender to a partition fails at once naming
 // the partition, the lock and the holder; one with --wait waits and then
 // appends; nothing is lost or interleaved.
@@ -430,5 +455,189 @@ func TestAppendCutsTornTail(t *testing.T) {
 	}
 	if fi, _ := os.Stat(log); fi.Size() != 5*29 {
 		t.Errorf(".log is %d bytes, want %d", fi.Size(), 5*29)
+	}
+}
+
+// TestAppendSignalMidLine: at SIGTERM or SIGINT an unfinished line (or
+// JSON object) is not a record: what was read of it is dropped with a
+// warning counting its bytes, every complete record is appended, synced
+// and reported, and the exit status is 0.
+func TestAppendSignalMidLine(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		input    string // complete records, then the start of one more
+		want     []string
+		fragment string
+		sig      syscall.Signal
+	}{
+		{"lines", nil, "line-1\nline-2\npartial-li", []string{"line-1", "line-2"}, "partial-li", syscall.SIGTERM},
+		{"key delimiter", []string{"--key-delimiter", ":"}, "k1:value1\nk2:val", []string{"value1"}, "k2:val", syscall.SIGINT},
+		{"json", []string{"--input", "json"}, `{"value":"a"}` + "\n" + `{"value":"b"}` + "\n" + `{"value":"c`, []string{"a", "b"}, `{"value":"c`, syscall.SIGTERM},
+		{"multi-byte delimiter", []string{"--delimiter", `\n--\n`}, "one\n--\ntwo\n-", []string{"one"}, "two\n-", syscall.SIGTERM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := newTopic(t, 1)
+			args := append([]string{"-d", dir, "append", "t", "--report"}, tc.flags...)
+			p := rtStart(t, seglogBin(t), args...)
+			p.write(t, tc.input) // one write: read whole, the fragment too
+			eventually(t, rtWait, "the complete records written", valuesVisible(t, dir, "t", 0, len(tc.want)))
+			if err := p.cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-p.done:
+			case <-time.After(rtWait):
+				t.Fatalf("append still running %v after %v; stderr:\n%s", rtWait, tc.sig, p.stderr)
+			}
+			if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit %d after %v mid-record, want 0; stderr:\n%s", code, tc.sig, p.stderr)
+			}
+			var acks []string
+			for l := range p.lines {
+				acks = append(acks, l)
+			}
+			var wantAcks []string
+			for i := range tc.want {
+				wantAcks = append(wantAcks, fmt.Sprintf("0 %d", i))
+			}
+			if !equalStrings(acks, wantAcks) {
+				t.Errorf("--report printed %q, want %q: the fragment must not be acknowledged", acks, wantAcks)
+			}
+			if got := readValues(t, dir, "t", 0); !equalStrings(got, tc.want) {
+				t.Errorf("the topic holds %q, want %q", got, tc.want)
+			}
+			stderr := p.stderr.String()
+			if want := fmt.Sprintf("seglog: warning: stopped by %s in the middle of line %d of the input: dropped the %d bytes read of it", map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[tc.sig], len(tc.want)+1, len(tc.fragment)); !strings.Contains(stderr, want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr)
+			}
+			if !strings.Contains(stderr, fmt.Sprintf("appended %d record", len(tc.want))) {
+				t.Errorf("no summary on stderr:\n%s", stderr)
+			}
+			if strings.Contains(strings.ReplaceAll(stderr, "seglog: warning: ", ""), "seglog: ") {
+				t.Errorf("an error on stderr:\n%s", stderr)
+			}
+		})
+	}
+	// With -q the warning goes too.
+	dir := newTopic(t, 1)
+	p := startAppend(t, dir, "t", "-q")
+	p.write(t, "whole\nhalf")
+	eventually(t, rtWait, "the complete record written", valuesVisible(t, dir, "t", 0, 1))
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, rtWait); code != 0 || p.stderr.Len() != 0 {
+		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", code, p.stderr)
+	}
+}
+
+// TestAppendManyPartitions: append writes to a topic with more partitions
+// than its open-file limit would allow it three files each for: it holds
+// one descriptor per partition (its lock) and the segment files of a
+// bounded few, closing idle ones (synced first, so --report stays right)
+// and opening them again as records come.
+func TestAppendManyPartitions(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit is not installed: no open-file limit to run append under")
+	}
+	const parts, rounds = 400, 5
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t", "--partitions", strconv.Itoa(parts))
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		line  func(i int) string
+	}{
+		{"round-robin", nil, func(i int) string { return fmt.Sprintf("r%d", i) }},
+		{"keyed, sync batch", []string{"--key-delimiter", ":", "--sync", "batch"}, func(i int) string { return fmt.Sprintf("key-%d:k%d", i%(3*parts), i) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value := func(i int) string { // what line i stores
+				l := tc.line(i)
+				if _, v, ok := strings.Cut(l, ":"); ok {
+					return v
+				}
+				return l
+			}
+			var in strings.Builder
+			want := map[string]bool{}
+			for i := range parts * rounds {
+				fmt.Fprintln(&in, tc.line(i))
+				want[value(i)] = true
+			}
+			args := append([]string{"--nofile=1024:1024", seglogBin(t), "-d", dir, "append", "t", "--report"}, tc.flags...)
+			cmd := exec.Command(prlimit, args...)
+			cmd.Stdin = chunkedReader(in.String(), 997) // many batches: writers closed and opened again
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("append to %d partitions with 1024 open files at most: %v; stderr:\n%s", parts, err, stderr.String())
+			}
+			byPlace := map[string]string{}
+			for _, r := range readRecords(t, dir, "t") {
+				v := string(r.value)
+				if v[0] != value(0)[0] {
+					continue // the other run's
+				}
+				if !want[v] {
+					t.Fatalf("record %q was not sent, or came twice", v)
+				}
+				delete(want, v)
+				byPlace[fmt.Sprintf("%d %d", r.partition, r.offset)] = v
+			}
+			if len(want) > 0 {
+				t.Fatalf("%d records sent are missing", len(want))
+			}
+			acks := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if len(acks) != parts*rounds {
+				t.Fatalf("%d report lines, want %d", len(acks), parts*rounds)
+			}
+			for i, ack := range acks {
+				if byPlace[ack] != value(i) {
+					t.Fatalf("report line %d names %s, which holds %q, not %q", i+1, ack, byPlace[ack], value(i))
+				}
+			}
+		})
+	}
+}
+
+// TestAppendManyPartitionsReportBound: when the records waiting to be
+// reported reach their bound and every writer holding some syncs at
+// once, the writers that opened their files for it count against the
+// open-file bound like any other. Every other record goes to one hot
+// partition, whose writer stays open and unsynced under --sync exit, so
+// the first record keeps the rest waiting; the others go round-robin.
+func TestAppendManyPartitionsReportBound(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit is not installed: no open-file limit to run append under")
+	}
+	const parts = 400
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t", "--partitions", strconv.Itoa(parts))
+	n := maxUnreported + 1000 // even
+	cmd := exec.Command(prlimit, "--nofile=1024:1024", seglogBin(t), "-d", dir, "append", "t", "--report", "--sync", "exit", "--key-delimiter", ":")
+	// From a file, stdin never pauses: no write in between but those the
+	// bounds force.
+	in := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(in, []byte(strings.Repeat("hot:a\nb\n", n/2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdin = f
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, stderr.String())
+	}
+	if got := bytes.Count(out, []byte("\n")); got != n {
+		t.Errorf("%d report lines, want %d", got, n)
 	}
 }

@@ -84,13 +84,15 @@ func readCommand() *cli.Command {
 		ArgsUsage: "TOPIC|PARTITION-DIR",
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
-			"partition 0 first. A TOPIC containing '/' names a directory directly (a copy, a\n" +
-			"backup): a partition directory (one holding segment files), a topic directory (its\n" +
-			"partitions, as for a TOPIC) or a log in the simple store/index layout (see 'seglog\n" +
-			"import'), whose records have no key, timestamp or CRC: json gives null for them,\n" +
-			"dump '-', and %T and %c print nothing; a directory holding none of them is an\n" +
-			"error. Exits 1 on a corrupt record, after printing the records before it, unless\n" +
-			"--skip-corrupt.\n\n" +
+			"partition 0 first; --offset N reads each partition that holds offset N from there\n" +
+			"and names on stderr those it skips (and their ranges). A TOPIC containing '/' names\n" +
+			"a directory directly (a copy, a backup): a partition directory (one holding segment\n" +
+			"files), a topic directory (its partitions, as for a TOPIC) or a log in the simple\n" +
+			"store/index layout (see 'seglog import'), whose records have no key, timestamp or\n" +
+			"CRC: json gives null for them, dump '-', and %T and %c print nothing; a directory\n" +
+			"holding none of them is an error. Exits 1 on a corrupt record, after printing the\n" +
+			"records before it, unless --skip-corrupt. A stdout pipe losing its reader stops\n" +
+			"read between records, with status 0.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +
@@ -117,7 +119,7 @@ func readCommand() *cli.Command {
 			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
-			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N`, the last -N of each partition, beginning or end"},
+			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N` (in each partition holding it), the last -N of each partition, beginning or end"},
 			&cli.StringFlag{Name: "since", Usage: "start at the first record at or after `TIME` (with --offset: whichever comes later)"},
 			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
@@ -223,7 +225,12 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	return topicRefs(t, partition, func(p int) (*logstore.Partition, error) { return store.OpenPartition(topic, p) })
+	// By its directory: the topic was looked at once above, not again per
+	// partition (a topic of 10 000 partitions would list its directory
+	// 10 000 times).
+	return topicRefs(t, partition, func(p int) (*logstore.Partition, error) {
+		return logstore.OpenPartitionDir(t.PartitionDir(p), topic+"/"+strconv.Itoa(p))
+	})
 }
 
 // topicRefs lists partition of t, or all of them when it is -1.
@@ -241,9 +248,10 @@ func topicRefs(t *logstore.Topic, partition int, open func(p int) (*logstore.Par
 	return refs, nil
 }
 
-// errStopped ends a --group read stopped by a signal: what was printed
-// is committed and the exit status is 0.
-var errStopped = errors.New("stopped by a signal")
+// errStopped ends a read stopped by a signal (with --group) or by stdout
+// losing its reader: what was printed is committed and the exit status is
+// 0.
+var errStopped = errors.New("stopped")
 
 func runRead(e *env, o readOptions) (err error) {
 	if dir, ok, err := simpleTarget(o.topic); err != nil || ok {
@@ -264,16 +272,26 @@ func runRead(e *env, o readOptions) (err error) {
 		return err
 	}
 	defer func() { err = gt.finish(err) }()
-	var stop *atomic.Bool
+	// A signal (with a group) or stdout losing its reader ends the read
+	// between records.
+	stop := new(atomic.Bool)
 	if gt.grouped() {
-		var release func()
-		stop, release = stopOnSignal()
-		defer release()
+		defer stopOnSignal(stop)()
+	}
+	defer watchOutput(e.stdout, stop).stop()
+	var skip map[int]bool
+	if o.offset.kind == "at" && len(refs) > 1 {
+		if skip, err = partitionsWithout(e, refs, o.offset.n); err != nil {
+			return err
+		}
 	}
 	left := o.count
 	for _, ref := range refs {
 		if left == 0 {
 			break
+		}
+		if skip[ref.partition] {
+			continue
 		}
 		n, err := readPartition(e, gt, stop, ref, o, left)
 		if errors.Is(err, errStopped) {
@@ -289,12 +307,77 @@ func runRead(e *env, o readOptions) (err error) {
 	return nil
 }
 
+// offsetRange is a partition's bounds, for messages.
+type offsetRange struct {
+	partition   int
+	start, next uint64
+}
+
+// partitionsWithout finds the partitions that do not hold offset n, for
+// read --offset N over several partitions: those are skipped, with a
+// warning naming them and their ranges, and the others are read from n.
+// When none holds it, the error names every partition's range.
+func partitionsWithout(e *env, refs []partitionRef, n uint64) (map[int]bool, error) {
+	var without []offsetRange
+	for _, ref := range refs {
+		p, err := ref.open()
+		if err != nil {
+			return nil, err
+		}
+		start, next, err := p.Bounds()
+		p.Close()
+		if err != nil {
+			return nil, err
+		}
+		if n < start || n > next {
+			without = append(without, offsetRange{ref.partition, start, next})
+		}
+	}
+	topic := refs[0].topic
+	if len(without) == len(refs) {
+		return nil, fmt.Errorf("offset %d out of range for every partition of %s: partitions %s", n, topic, rangesText(without))
+	}
+	if len(without) > 0 {
+		e.warn("offset %d is not in partition%s %s of %s: reading the others from it", n, plural(len(without)), rangesText(without), topic)
+	}
+	skip := make(map[int]bool, len(without))
+	for _, r := range without {
+		skip[r.partition] = true
+	}
+	return skip, nil
+}
+
+// rangesText lists partitions' ranges, partitions in a row with the same
+// bounds as one: "0 (0..9), 1-3 (no records, next offset 0)".
+func rangesText(rs []offsetRange) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].partition == rs[j-1].partition+1 && rs[j].start == rs[i].start && rs[j].next == rs[i].next {
+			j++
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(rs[i].partition))
+		if j-i > 1 {
+			fmt.Fprintf(&b, "-%d", rs[j-1].partition)
+		}
+		if r := rs[i]; r.start == r.next {
+			fmt.Fprintf(&b, " (no records, next offset %d)", r.next)
+		} else {
+			fmt.Fprintf(&b, " (%d..%d)", r.start, r.next-1)
+		}
+		i = j
+	}
+	return b.String()
+}
+
 // stopOnSignal makes the first SIGINT or SIGTERM set stop instead of
 // killing the process, so that a --group read can end between records
 // and commit what it printed. A second signal kills as usual (a reader
 // blocked on a full pipe never gets between records). release undoes it.
-func stopOnSignal() (stop *atomic.Bool, release func()) {
-	stop = new(atomic.Bool)
+func stopOnSignal(stop *atomic.Bool) (release func()) {
 	sigs := make(chan os.Signal, 1)
 	done := make(chan struct{})
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -306,14 +389,14 @@ func stopOnSignal() (stop *atomic.Bool, release func()) {
 		case <-done:
 		}
 	}()
-	return stop, func() {
+	return func() {
 		signal.Stop(sigs)
 		close(done)
 	}
 }
 
 // readPartition prints up to limit records (-1: all) of one partition and
-// returns how many it printed. stop, when set, ends it between records
+// returns how many it printed. stop, once set, ends it between records
 // with errStopped.
 func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef, o readOptions, limit int64) (int64, error) {
 	p, err := ref.open()
@@ -360,7 +443,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 	var n int64
 	newest := int64(math.MinInt64) // the running maximum --until compares
 	for limit < 0 || n < limit {
-		if stop != nil && stop.Load() {
+		if stop.Load() {
 			return n, errStopped
 		}
 		if err := gt.maybeCommit(); err != nil {

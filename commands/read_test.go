@@ -140,3 +140,60 @@ func TestReadBadTimeAndTemplate(t *testing.T) {
 		wantOneErrorLine(t, r.stderr)
 	}
 }
+
+// read --offset N over several partitions reads from N in those that hold
+// it and says which it skipped, with their ranges; when none holds it,
+// the error names every partition's range, partitions in a row with the
+// same one as one. --offset -N, beginning and end are as ever, and a
+// --since window some partitions have no records in leaves those empty.
+func TestReadOffsetAcrossPartitions(t *testing.T) {
+	dir := newTopic(t, 5)
+	mustRun(t, dir, "a0\na1\na2\na3\na4\na5\na6\na7\na8\na9\n", "append", "t", "--partition", "0")
+	for _, p := range []string{"1", "2", "3"} {
+		mustRun(t, dir, "b0\nb1\nb2\n", "append", "t", "--partition", p)
+	}
+	r := runIn(t, dir, nil, "read", "t", "--offset", "5")
+	if r.code != 0 || r.stdout != "a5\na6\na7\na8\na9\n" {
+		t.Errorf("read --offset 5: exit %d, stdout %q", r.code, r.stdout)
+	}
+	if want := "seglog: warning: offset 5 is not in partitions 1-3 (0..2), 4 (no records, next offset 0) of t: reading the others from it\n"; r.stderr != want {
+		t.Errorf("read --offset 5: stderr %q, want %q", r.stderr, want)
+	}
+	if r := runIn(t, dir, nil, "-q", "read", "t", "--offset", "5"); r.code != 0 || r.stderr != "" {
+		t.Errorf("read -q --offset 5: exit %d, stderr %q; want the warning dropped", r.code, r.stderr)
+	}
+	r = runIn(t, dir, nil, "read", "t", "--offset", "2", "--template", "%p/%o %s\n")
+	if r.code != 0 || r.stdout != "0/2 a2\n0/3 a3\n0/4 a4\n0/5 a5\n0/6 a6\n0/7 a7\n0/8 a8\n0/9 a9\n1/2 b2\n2/2 b2\n3/2 b2\n" ||
+		!strings.Contains(r.stderr, "not in partition 4 (no records, next offset 0) of t") {
+		t.Errorf("read --offset 2: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+
+	r = runIn(t, dir, nil, "read", "t", "--offset", "50")
+	if r.code != 1 || r.stdout != "" {
+		t.Errorf("read --offset 50: exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
+	}
+	wantOneErrorLine(t, r.stderr, "offset 50 out of range for every partition of t: partitions 0 (0..9), 1-3 (0..2), 4 (no records, next offset 0)")
+
+	// One partition, named or the only one: its own range, as before.
+	r = runIn(t, dir, nil, "read", "t", "--partition", "1", "--offset", "5")
+	if r.code != 1 {
+		t.Errorf("read --partition 1 --offset 5: exit %d", r.code)
+	}
+	wantOneErrorLine(t, r.stderr, "offset 5 out of range for t/1: valid offsets are 0..2")
+
+	if got := mustRun(t, dir, "", "read", "t", "--offset", "-1").stdout; got != "a9\nb2\nb2\nb2\n" {
+		t.Errorf("read --offset -1: %q", got)
+	}
+	if r := mustRun(t, dir, "", "read", "t", "--offset", "end"); r.stdout != "" || r.stderr != "" {
+		t.Errorf("read --offset end: %q, %q", r.stdout, r.stderr)
+	}
+	// A window no partition has records in: every partition empty.
+	if r := mustRun(t, dir, "", "read", "t", "--since", "2100-01-01T00:00:00Z"); r.stdout != "" || r.stderr != "" {
+		t.Errorf("read --since the future: %q, %q", r.stdout, r.stderr)
+	}
+	since := time.Now().UTC().Format(time.RFC3339Nano) // after every record so far
+	mustRun(t, dir, "late\n", "append", "t", "--partition", "4")
+	if r := mustRun(t, dir, "", "read", "t", "--since", since); r.stdout != "late\n" || r.stderr != "" {
+		t.Errorf("read --since %s: %q, %q; want only partition 4's new record", since, r.stdout, r.stderr)
+	}
+}

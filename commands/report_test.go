@@ -551,3 +551,120 @@ func TestAppendReportStrace(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendReportInputOrder: with several partitions, line k of the
+// report is the k-th record of the input, whatever partition its key sent
+// it to, under every sync mode, so a consumer can match acknowledgements
+// to the lines it sent without knowing the routing.
+func TestAppendReportInputOrder(t *testing.T) {
+	const parts, n = 3, 3000
+	for _, mode := range []string{"batch", "exit", "never"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := newTopic(t, parts)
+			mustRun(t, dir, "x:before\n", "append", "t", "--key-delimiter", ":") // offsets need not start at 0
+			next := make([]uint64, parts)
+			next[logstore.KeyPartition([]byte("x"), parts)] = 1
+			var in strings.Builder
+			var want []string
+			for i := range n {
+				key := fmt.Sprintf("user-%d", (i*7919)%101)
+				fmt.Fprintf(&in, "%s:line %d\n", key, i)
+				p := logstore.KeyPartition([]byte(key), parts)
+				want = append(want, fmt.Sprintf("%d %d", p, next[p]))
+				next[p]++
+			}
+			cmd := exec.Command(seglogBin(t), "-d", dir, "append", "t", "--key-delimiter", ":", "--sync", mode, "--report", "--segment-bytes", "16KiB")
+			cmd.Stdin = chunkedReader(in.String(), 777) // many batches
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v, stderr:\n%s", err, stderr.String())
+			}
+			got := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if len(got) != n {
+				t.Fatalf("%d report lines, want %d", len(got), n)
+			}
+			for k := range want {
+				if got[k] != want[k] {
+					t.Fatalf("report line %d is %q, want %q (input line %d's partition and offset)", k+1, got[k], want[k], k+1)
+				}
+			}
+			// What each line names holds that line's value.
+			values := map[string]string{}
+			for _, r := range readRecords(t, dir, "t") {
+				values[fmt.Sprintf("%d %d", r.partition, r.offset)] = string(r.value)
+			}
+			for k, ack := range got {
+				if values[ack] != fmt.Sprintf("line %d", k) {
+					t.Fatalf("report line %d names %s, which holds %q", k+1, ack, values[ack])
+				}
+			}
+		})
+	}
+}
+
+// chunkedReader gives s in pieces of at most n bytes, each read a pause
+// for append, so that records reach the files in many batches.
+func chunkedReader(s string, n int) io.Reader {
+	r, w := io.Pipe()
+	go func() {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if _, err := io.WriteString(w, s[:k]); err != nil {
+				return
+			}
+			s = s[k:]
+		}
+		w.Close()
+	}()
+	return r
+}
+
+// TestAppendReportBounded: under --sync exit nothing is durable before a
+// roll or the exit, yet records cannot wait to be reported without
+// bound: once maxUnreported of them wait, append syncs and reports them
+// while stdin stays open.
+func TestAppendReportBounded(t *testing.T) {
+	dir := newTopic(t, 2)
+	out := &syncBuffer{}
+	in := &untilReported{lines: maxUnreported + 10, out: out, deadline: time.Now().Add(rtWait)}
+	runMu.Lock()
+	code := Run([]string{"seglog", "-d", dir, "append", "t", "--report", "--sync", "exit"}, in, out, io.Discard)
+	runMu.Unlock()
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !in.sawReport {
+		t.Fatalf("%d records waited to be reported with stdin open: none was reported before stdin ended", in.lines)
+	}
+	if got := strings.Count(out.String(), "\n"); got != in.lines {
+		t.Errorf("%d report lines, want %d", got, in.lines)
+	}
+}
+
+// untilReported gives lines lines, then ends only once out holds a report
+// line (or the deadline passes).
+type untilReported struct {
+	lines, sent int
+	out         *syncBuffer
+	deadline    time.Time
+	sawReport   bool
+}
+
+func (r *untilReported) Read(p []byte) (int, error) {
+	if r.sent < r.lines {
+		n := 0
+		for r.sent < r.lines && n+3 <= len(p) {
+			n += copy(p[n:], "ab\n")
+			r.sent++
+		}
+		return n, nil
+	}
+	for time.Now().Before(r.deadline) {
+		if r.sawReport = r.out.String() != ""; r.sawReport {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return 0, io.EOF
+}

@@ -1,6 +1,11 @@
 package commands
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/seglog/seglog/logstore"
@@ -41,4 +46,72 @@ func segmentSettings(c *cli.Context) (logstore.Settings, error) {
 		}
 	}
 	return st, nil
+}
+
+// topicMismatch is the error for an existing topic that differs from what
+// the command line asks of it: the partition count (when partitions > 0)
+// and each setting st gives, a setting the topic leaves unset counting as
+// its built-in default. Nil when nothing differs.
+func topicMismatch(t *logstore.Topic, partitions int, st logstore.Settings) error {
+	have := t.EffectiveSettings()
+	var diffs []string
+	differ := func(flag, want, has string, stored bool) {
+		if !stored && has != "none" {
+			has += ", the default"
+		}
+		diffs = append(diffs, fmt.Sprintf("--%s %s (it has %s)", flag, want, has))
+	}
+	if partitions > 0 && partitions != t.Partitions {
+		differ("partitions", strconv.Itoa(partitions), strconv.Itoa(t.Partitions), true)
+	}
+	if st.SegmentBytes > 0 && st.SegmentBytes != have.SegmentBytes {
+		differ("segment-bytes", exactSize(st.SegmentBytes), exactSize(have.SegmentBytes), t.Settings.SegmentBytes > 0)
+	}
+	if st.IndexInterval > 0 && st.IndexInterval != have.IndexInterval {
+		differ("index-interval", strconv.Itoa(st.IndexInterval), strconv.Itoa(have.IndexInterval), t.Settings.IndexInterval > 0)
+	}
+	if st.RollAfter > 0 && st.RollAfter != have.RollAfter {
+		differ("roll-after", exactDuration(st.RollAfter), exactDuration(have.RollAfter), t.Settings.RollAfter > 0)
+	}
+	if st.Retention > 0 && st.Retention != have.Retention {
+		differ("retention", exactDuration(st.Retention), orNone(have.Retention > 0, exactDuration(have.Retention)), true)
+	}
+	if st.RetentionBytes > 0 && st.RetentionBytes != have.RetentionBytes {
+		differ("retention-bytes", exactSize(st.RetentionBytes), orNone(have.RetentionBytes > 0, exactSize(have.RetentionBytes)), true)
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("topic %s already exists, but not as asked: %s; it was left as it is (a topic's partition count and settings do not change)",
+		t.Name, strings.Join(diffs, ", "))
+}
+
+func orNone(set bool, s string) string {
+	if !set {
+		return "none"
+	}
+	return s
+}
+
+// exactSize writes n bytes in the largest binary unit that divides it.
+func exactSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// exactDuration writes d in whole days when it is some, as parseDuration
+// reads them.
+func exactDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	return d.String()
 }

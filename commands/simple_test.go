@@ -506,19 +506,31 @@ func TestSimpleImportTimestamps(t *testing.T) {
 	if !strings.Contains(r.stdout, "RECORDS") || !strings.Contains(r.stdout, "t/0") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
+	// Each record is stamped with its store's time, or a nanosecond after
+	// the record before it if that is later: one run's records have
+	// strictly increasing timestamps.
 	lines := parseJSONLines(t, mustRun(t, data, "", "read", "t", "--format", "json").stdout)
-	seg := 0
+	seg, prev := 0, int64(0)
 	for _, l := range lines {
 		for seg+1 < len(m.Segments) && l.Offset >= m.Segments[seg+1].Base {
 			seg++
 		}
-		want := mtimes[seg]
-		if seg == 1 {
-			want = mtimes[0]
+		want := max(mtimes[seg].UnixNano(), prev+1)
+		if l.TimestampNS != want {
+			t.Fatalf("offset %d: timestamp %s, want %s", l.Offset, l.Timestamp, time.Unix(0, want).UTC())
 		}
-		if l.TimestampNS != want.UnixNano() {
-			t.Fatalf("offset %d: timestamp %s, want %s", l.Offset, l.Timestamp, want)
+		prev = want
+	}
+
+	// Stamped with the time of import, likewise strictly increasing, and
+	// after those already there.
+	start := time.Now().UnixNano()
+	mustRun(t, data, "", "import", dir, "t")
+	for _, l := range parseJSONLines(t, mustRun(t, data, "", "read", "t", "--format", "json", "--offset", fmt.Sprint(len(lines))).stdout) {
+		if l.TimestampNS <= prev || l.TimestampNS < start {
+			t.Fatalf("offset %d: timestamp %d, want above %d (the record before) and at least %d (the import's start)", l.Offset, l.TimestampNS, prev, start)
 		}
+		prev = l.TimestampNS
 	}
 }
 

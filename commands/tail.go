@@ -2,6 +2,7 @@ package commands
 
 import (
 	"cmp"
+	"container/list"
 	"context"
 	"errors"
 	"math"
@@ -42,12 +43,16 @@ func tailCommand() *cli.Command {
 			"by partition as they arrive, across segment rolls, retention sweeps (a warning\n" +
 			"says which offsets were deleted before they could be printed) and recover, until\n" +
 			"Ctrl-C or SIGTERM (exit status 0).\n" +
-			"New records are noticed through inotify (polling where it is unavailable). A record\n" +
-			"still being written is waited for, never printed half. On a topic that does not\n" +
-			"exist, -f fails and -F waits for it to be created. A corrupt record ends tail with\n" +
-			"exit status 1 unless --skip-corrupt. A TOPIC containing '/' names a partition or\n" +
-			"topic directory by path, as in read (-F waits for a log to appear there); a log in\n" +
-			"the simple store/index layout, named by path, can be tailed but not followed.\n\n" +
+			"New records are noticed through one inotify instance watching every partition\n" +
+			"directory (polling where it is unavailable). A record still being written is waited\n" +
+			"for, never printed half. On a topic that does not exist, -f fails and -F waits for\n" +
+			"it to be created. A partition directory that comes back holding another log (the\n" +
+			"topic deleted and created again) is read from its start, with a warning. stdout\n" +
+			"losing its reader (| head -1) ends tail with status 0, also while it waits. A\n" +
+			"corrupt record ends tail with exit status 1 unless --skip-corrupt. A TOPIC\n" +
+			"containing '/' names a partition or topic directory by path, as in read (-F waits\n" +
+			"for a log to appear there); a log in the simple store/index layout, named by path,\n" +
+			"can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +
@@ -122,6 +127,7 @@ type tailPart struct {
 	start, next uint64 // its bounds when tail started
 	from        uint64 // the first offset printed
 	all         bool   // print every record from `from` (a group's position), not only the newest
+	index       int    // its place in the partitions tailed
 	rw          recordWriter
 }
 
@@ -134,10 +140,19 @@ func runTail(e *env, o tailOptions) (err error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	parts, err := tailOpen(ctx, e, o)
+	// stdout losing its reader ends tail too (quietly, status 0), also
+	// while it waits with nothing to print.
+	ow := watchOutput(e.stdout, nil)
+	defer ow.stop()
+	parts, err := tailOpen(ctx, e, o, ow)
 	if err != nil || parts == nil {
 		return err // nil parts: interrupted while waiting for the topic
 	}
+	defer func() {
+		for _, tp := range parts {
+			tp.p.Close()
+		}
+	}()
 	gt, err := openGroupTracker(e, o.group, parts[0].ref.topic, false, e.stdout, 64<<10)
 	if err != nil {
 		return err
@@ -145,7 +160,7 @@ func runTail(e *env, o tailOptions) (err error) {
 	defer func() { err = gt.finish(err) }()
 	printed, err := tailNewest(e, gt, parts, o)
 	if err == nil && o.follow && (o.count < 0 || printed < o.count) {
-		err = tailFollow(ctx, e, gt, parts, o, printed)
+		err = tailFollow(ctx, e, gt, parts, o, printed, ow)
 	}
 	return corruptAdvice(err, o.topic)
 }
@@ -153,7 +168,7 @@ func runTail(e *env, o tailOptions) (err error) {
 // tailOpen opens the partitions to tail; with -F it waits for the topic
 // to exist (polling: creating a topic is rare and a tenth of a second
 // late is soon enough).
-func tailOpen(ctx context.Context, e *env, o tailOptions) ([]*tailPart, error) {
+func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*tailPart, error) {
 	var refs []partitionRef
 	waited := false
 	for ; ; waited = true {
@@ -171,6 +186,8 @@ func tailOpen(ctx context.Context, e *env, o tailOptions) ([]*tailPart, error) {
 		select {
 		case <-ctx.Done():
 			return nil, nil
+		case <-ow.gone:
+			return nil, nil
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -180,7 +197,7 @@ func tailOpen(ctx context.Context, e *env, o tailOptions) ([]*tailPart, error) {
 		if err != nil {
 			return nil, err
 		}
-		tp := &tailPart{ref: ref, p: p, rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
+		tp := &tailPart{ref: ref, p: p, index: len(parts), rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
 		if tp.start, tp.next, err = p.Bounds(); err != nil {
 			return nil, err
 		}
@@ -206,31 +223,51 @@ func (a tailKey) compare(b tailKey) int {
 	return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
 }
 
+func recordKey(tp *tailPart, r *logstore.Record) tailKey {
+	return tailKey{r.Timestamp, tp.ref.partition, r.Offset}
+}
+
+// Cuts that every record is at or above, and none.
+var (
+	tailAll  = tailKey{ts: math.MinInt64, partition: -1}
+	tailNone = tailKey{ts: math.MaxInt64, partition: math.MaxInt}
+)
+
+// tailHeapMax is the largest -n whose cut tailCut finds holding the keys
+// of the newest records (24 bytes each); above it, it reads the candidates
+// a few times over instead (tailCutSelect).
+var tailHeapMax int64 = 1 << 16
+
+// tailLive is how many partitions' iterators the merge keeps open at a
+// time; the others are parked (no file, no buffer) until their turn.
+const tailLive = 32
+
+// tailHead is a partition's next record to print in tailNewest's merge.
+type tailHead struct {
+	tp     *tailPart
+	it     *logstore.Iterator
+	key    tailKey
+	parked bool
+	live   *list.Element // in the merge's list of unparked heads
+}
+
 // tailNewest prints the o.lines newest records of the partitions, oldest
-// first (stopping at --count), and returns how many it printed. It reads
-// each partition's last o.lines records twice: once for their timestamps,
-// to find the cut, then to print those at or above it in timestamp order.
-// Memory: a few words per candidate, never the records.
+// first (stopping at --count), and returns how many it printed. The
+// candidates are each partition's last o.lines offsets; first the cut
+// between the o.lines newest of them and the rest is found (tailCut),
+// then each partition's records at or above it are merged by key, one
+// iterator a partition, all but a few parked. Memory grows neither with
+// the records nor with -n beyond tailHeapMax, nor much with partitions.
 func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int64, error) {
-	out := gt.output()
-	var keys []tailKey
+	cut := tailNone
 	for _, tp := range parts {
 		tp.from = tailFirst(tp, o.lines)
-		if o.lines == 0 {
-			continue
-		}
-		err := tailScan(e, tp, o, func(r *logstore.Record) error {
-			keys = append(keys, tailKey{r.Timestamp, tp.ref.partition, r.Offset})
-			return nil
-		})
-		if err != nil {
+	}
+	if o.lines > 0 {
+		var err error
+		if cut, err = tailCut(e, parts, o); err != nil {
 			return 0, err
 		}
-	}
-	cut := tailKey{ts: math.MaxInt64}
-	if len(keys) > 0 {
-		slices.SortFunc(keys, tailKey.compare)
-		cut = keys[max(len(keys)-int(o.lines), 0)]
 	}
 	for _, tp := range parts {
 		// Where the group stopped wins over the newest records.
@@ -242,54 +279,8 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 	if o.count == 0 {
 		return 0, nil
 	}
-	// Print: a merge of the partitions' records at or above the cut.
-	type head struct {
-		tp  *tailPart
-		it  *logstore.Iterator
-		rec logstore.Record
-		ok  bool
-	}
-	var heads []*head
-	defer func() {
-		for _, h := range heads {
-			h.it.Close()
-		}
-	}()
-	// advance moves h to its next record at or above the cut.
-	advance := func(h *head) error {
-		for {
-			for h.it.Next() {
-				r := h.it.Record()
-				if r.Offset >= h.tp.next {
-					break
-				}
-				if h.tp.all || (tailKey{r.Timestamp, h.tp.ref.partition, r.Offset}).compare(cut) >= 0 {
-					h.rec, h.ok = tailCopy(r), true
-					return nil
-				}
-				gt.advance(h.tp.ref.partition, r.Offset+1) // passed over
-			}
-			h.ok = false
-			err := h.it.Err()
-			if tailGone(e, h.tp, err) {
-				h.it.Close()
-				it, err := tailRead(e, h.tp)
-				if err != nil || it == nil {
-					return err
-				}
-				h.it = it
-				continue
-			}
-			var ce *logstore.CorruptionError
-			if err == nil || !o.skipCorrupt || !errors.As(err, &ce) {
-				return err
-			}
-			e.warn("skipping %s", errorLine(ce))
-			if !h.it.SkipCorrupt() {
-				return h.it.Err()
-			}
-		}
-	}
+	m := tailMerge{e: e, gt: gt, o: o, cut: cut, heads: minHeap[*tailHead]{less: func(a, b *tailHead) bool { return a.key.compare(b.key) < 0 }}}
+	defer m.close()
 	for _, tp := range parts {
 		if tp.from >= tp.next {
 			continue
@@ -301,35 +292,146 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 		if it == nil {
 			continue
 		}
-		h := &head{tp: tp, it: it}
-		heads = append(heads, h)
-		if err := advance(h); err != nil {
-			return 0, err
+		h := &tailHead{tp: tp, it: it}
+		if ok, err := m.advance(h); err != nil || !ok {
+			h.it.Close()
+			if err != nil {
+				return 0, err
+			}
+			continue
 		}
+		m.heads.push(h)
+		m.used(h)
 	}
+	return m.print()
+}
+
+// tailMerge merges the partitions' records at or above the cut.
+type tailMerge struct {
+	e     *env
+	gt    *groupTracker
+	o     tailOptions
+	cut   tailKey
+	heads minHeap[*tailHead]
+	live  list.List // unparked heads, most recently read first
+}
+
+// print prints the heads' records in key order, up to --count.
+func (m *tailMerge) print() (int64, error) {
+	out := m.gt.output()
 	var n int64
-	for {
-		var best *head
-		for _, h := range heads {
-			if h.ok && (best == nil || (tailKey{h.rec.Timestamp, h.tp.ref.partition, h.rec.Offset}).compare(tailKey{best.rec.Timestamp, best.tp.ref.partition, best.rec.Offset}) < 0) {
-				best = h
+	for len(m.heads.items) > 0 && n != m.o.count {
+		best := m.heads.items[0]
+		if best.parked {
+			// Opened again, the iterator returns its record once more:
+			// or a later one, if retention removed it meanwhile.
+			was := best.key
+			ok, err := m.advance(best)
+			if err != nil {
+				return n, err
+			}
+			if !ok || best.key != was {
+				m.settle(best, ok)
+				continue
 			}
 		}
-		if best == nil || n == o.count {
-			return n, nil
-		}
+		m.used(best)
 		best.tp.rw.out = out
-		if err := best.tp.rw.write(&best.rec); err != nil {
+		r := best.it.Record()
+		if err := best.tp.rw.write(r); err != nil {
 			return n, err
 		}
 		n++
-		gt.advance(best.tp.ref.partition, best.rec.Offset+1)
-		if err := gt.maybeCommit(); err != nil {
+		m.gt.advance(best.tp.ref.partition, r.Offset+1)
+		if err := m.gt.maybeCommit(); err != nil {
 			return n, err
 		}
-		if err := advance(best); err != nil {
+		ok, err := m.advance(best)
+		if err != nil {
 			return n, err
 		}
+		m.settle(best, ok)
+	}
+	return n, nil
+}
+
+// settle puts h, whose key changed, in its place again, or drops it when
+// it has nothing more.
+func (m *tailMerge) settle(h *tailHead, more bool) {
+	if more {
+		m.heads.fixTop()
+		return
+	}
+	m.heads.pop()
+	m.forget(h)
+	h.it.Close()
+}
+
+// advance moves h to its next record at or above the cut (any record,
+// from a group's position) and reports whether there is one. A parked
+// head is opened again, its iterator giving its last record once more.
+func (m *tailMerge) advance(h *tailHead) (bool, error) {
+	h.parked = false
+	for {
+		for h.it.Next() {
+			r := h.it.Record()
+			if r.Offset >= h.tp.next {
+				break
+			}
+			if k := recordKey(h.tp, r); h.tp.all || k.compare(m.cut) >= 0 {
+				h.key = k
+				return true, nil
+			}
+			m.gt.advance(h.tp.ref.partition, r.Offset+1) // passed over
+		}
+		err := h.it.Err()
+		if tailGone(m.e, h.tp, err) {
+			h.it.Close()
+			it, err := tailRead(m.e, h.tp)
+			if err != nil || it == nil {
+				return false, err
+			}
+			h.it = it
+			continue
+		}
+		var ce *logstore.CorruptionError
+		if err == nil || !m.o.skipCorrupt || !errors.As(err, &ce) {
+			return false, err
+		}
+		m.e.warn("skipping %s", errorLine(ce))
+		if !h.it.SkipCorrupt() {
+			return false, h.it.Err()
+		}
+	}
+}
+
+// used notes that h was just read; the least recently read heads beyond
+// tailLive are parked.
+func (m *tailMerge) used(h *tailHead) {
+	if h.live != nil {
+		m.live.MoveToFront(h.live)
+		return
+	}
+	h.live = m.live.PushFront(h)
+	for m.live.Len() > tailLive {
+		victim := m.live.Back().Value.(*tailHead)
+		m.forget(victim)
+		victim.it.Park()
+		victim.parked = true
+	}
+}
+
+// forget takes h off the list of unparked heads, if it is on it.
+func (m *tailMerge) forget(h *tailHead) {
+	if h.live != nil {
+		m.live.Remove(h.live)
+		h.live = nil
+	}
+}
+
+func (m *tailMerge) close() {
+	for _, h := range m.heads.items {
+		h.it.Close()
 	}
 }
 
@@ -339,6 +441,141 @@ func tailFirst(tp *tailPart, n int64) uint64 {
 		return tp.start
 	}
 	return tp.next - uint64(n)
+}
+
+// tailCut returns the cut: the key of the o.lines-th newest candidate
+// (each partition's last o.lines offsets), or tailAll when there are no
+// more candidates than that. Offsets are contiguous inside a segment, so
+// the partitions' bounds tell how many candidates there are at most,
+// without reading them.
+func tailCut(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
+	var span uint64
+	for _, tp := range parts {
+		span += min(tp.next-tp.from, math.MaxUint64-span)
+	}
+	switch {
+	case span <= uint64(o.lines):
+		return tailAll, nil
+	case o.lines <= tailHeapMax:
+		return tailCutHeap(e, parts, o)
+	}
+	return tailCutSelect(e, parts, o)
+}
+
+// tailCutHeap finds the cut with the o.lines newest keys seen so far in a
+// heap, oldest on top.
+func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
+	newest := minHeap[tailKey]{less: func(a, b tailKey) bool { return a.compare(b) < 0 }}
+	err := tailScanAll(e, parts, o, func(tp *tailPart, r *logstore.Record) {
+		switch k := recordKey(tp, r); {
+		case int64(len(newest.items)) < o.lines:
+			newest.push(k)
+		case k.compare(newest.items[0]) > 0:
+			newest.items[0] = k
+			newest.fixTop()
+		}
+	})
+	if err != nil || int64(len(newest.items)) < o.lines {
+		return tailAll, err // fewer candidates than that: gaps
+	}
+	return newest.items[0], nil
+}
+
+// tailCutSelect finds the cut holding no keys: it counts the candidates
+// by timestamp, in buckets over the range the cut is known to be in,
+// reading them again to narrow the range to the cut's bucket until that
+// is one timestamp (a few readings for any spread of timestamps), and
+// breaks the tie among the candidates of that timestamp by partition and
+// offset.
+func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
+	const buckets = 4096
+	need := uint64(o.lines)
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	var total uint64
+	err := tailScanAll(e, parts, o, func(_ *tailPart, r *logstore.Record) {
+		lo, hi = min(lo, r.Timestamp), max(hi, r.Timestamp)
+		total++
+	})
+	if err != nil || total <= need {
+		return tailAll, err
+	}
+	// Invariant: the cut's timestamp is in [lo, hi], and above of the
+	// candidates are newer than hi.
+	var above uint64
+	counts := make([]uint64, buckets)
+	for lo < hi {
+		width := (uint64(hi)-uint64(lo))/buckets + 1
+		clear(counts)
+		err := tailScanAll(e, parts, o, func(_ *tailPart, r *logstore.Record) {
+			if r.Timestamp >= lo && r.Timestamp <= hi {
+				counts[(uint64(r.Timestamp)-uint64(lo))/width]++
+			}
+		})
+		if err != nil {
+			return tailAll, err
+		}
+		b := buckets - 1
+		for ; b > 0 && above+counts[b] < need; b-- {
+			above += counts[b]
+		}
+		// In uint64, differences of int64s are right even across zero.
+		bucketLo := int64(uint64(lo) + uint64(b)*width)
+		if uint64(hi)-uint64(bucketLo) >= width {
+			hi = int64(uint64(bucketLo) + width - 1)
+		}
+		lo = bucketLo
+	}
+	// The cut is the (need-above)-th newest of the candidates stamped lo:
+	// count them by partition, then find it in its partition.
+	k := need - above
+	perPart := make([]uint64, len(parts))
+	err = tailScanAll(e, parts, o, func(tp *tailPart, r *logstore.Record) {
+		if r.Timestamp == lo {
+			perPart[tp.index]++
+		}
+	})
+	if err != nil {
+		return tailAll, err
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		if k > perPart[i] {
+			k -= perPart[i]
+			continue
+		}
+		// The k-th newest of them is the (perPart[i]-k+1)-th in offset order.
+		nth, cut := perPart[i]-k+1, tailAll
+		err := tailScan(e, parts[i], o, func(r *logstore.Record) error {
+			if r.Timestamp == lo {
+				if nth--; nth == 0 {
+					cut = recordKey(parts[i], r)
+					return errCutFound
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, errCutFound) {
+			err = nil
+		}
+		return cut, err
+	}
+	return tailAll, nil // the candidates changed between the readings
+}
+
+// errCutFound ends tailCutSelect's last reading.
+var errCutFound = errors.New("cut found")
+
+// tailScanAll calls fn for every candidate of every partition.
+func tailScanAll(e *env, parts []*tailPart, o tailOptions, fn func(*tailPart, *logstore.Record)) error {
+	for _, tp := range parts {
+		err := tailScan(e, tp, o, func(r *logstore.Record) error {
+			fn(tp, r)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tailScan calls fn for the records of tp from tp.from up to its end when
@@ -423,7 +660,7 @@ func tailGone(e *env, tp *tailPart, err error) bool {
 	return true
 }
 
-// tailCopy copies a record out of an iterator's buffer.
+// tailCopy copies a record out of a follower's buffer.
 func tailCopy(r *logstore.Record) logstore.Record {
 	c := *r
 	c.Key = slices.Clone(r.Key)
@@ -439,13 +676,32 @@ type tailEvent struct {
 }
 
 // tailFollow prints the records appended to the partitions after tail
-// started, as they come, until ctx is done (status 0), --count or
-// --timeout is reached, or a partition fails.
-func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart, o tailOptions, printed int64) error {
+// started, as they come, until ctx is done (status 0), stdout loses its
+// reader (status 0), --count or --timeout is reached, or a partition
+// fails. One goroutine follows every partition, with one inotify
+// instance and a bounded number of files open (logstore.FollowSet).
+func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart, o tailOptions, printed int64, ow *outputWatch) error {
 	out := gt.output()
 	// What -n printed goes out before the wait for more.
 	if err := out.Flush(); err != nil {
 		return err
+	}
+	// The follower goroutine warns while this one may.
+	var warnMu sync.Mutex
+	warn := func(msg string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		e.warn("%s", msg)
+	}
+	set := logstore.NewFollowSet(logstore.FollowOptions{Warn: warn})
+	defer set.Close()
+	byFollower := make(map[*logstore.Follower]*tailPart, len(parts))
+	for _, tp := range parts {
+		f, err := set.Add(tp.p.Dir(), tp.p.Name(), max(tp.next, tp.from))
+		if err != nil {
+			return err
+		}
+		byFollower[f] = tp
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	events := make(chan tailEvent, 256)
@@ -454,49 +710,37 @@ func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart
 		cancel()
 		wg.Wait()
 	}()
-	// Followers warn from their own goroutines.
-	var warnMu sync.Mutex
-	warn := func(msg string) {
-		warnMu.Lock()
-		defer warnMu.Unlock()
-		e.warn("%s", msg)
-	}
-	for _, tp := range parts {
-		f, err := logstore.Follow(tp.p.Dir(), tp.p.Name(), max(tp.next, tp.from), logstore.FollowOptions{Warn: warn})
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer f.Close()
-			for {
-				if !f.Next(ctx) {
-					err := f.Err()
-					var ce *logstore.CorruptionError
-					if o.skipCorrupt && errors.As(err, &ce) {
-						warn("skipping " + errorLine(ce))
-						if f.SkipCorrupt() {
-							continue
-						}
-						err = f.Err()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			f, ok := set.Next(ctx)
+			if f == nil {
+				return // ctx done
+			}
+			if !ok {
+				err := f.Err()
+				var ce *logstore.CorruptionError
+				if o.skipCorrupt && errors.As(err, &ce) {
+					warn("skipping " + errorLine(ce))
+					if f.SkipCorrupt() {
+						continue
 					}
-					if err != nil && ctx.Err() == nil {
-						select {
-						case events <- tailEvent{tp: tp, err: err}:
-						case <-ctx.Done():
-						}
-					}
-					return
+					err = f.Err()
 				}
 				select {
-				case events <- tailEvent{tp: tp, rec: tailCopy(f.Record())}:
+				case events <- tailEvent{tp: byFollower[f], err: err}:
 				case <-ctx.Done():
-					return
 				}
+				return
 			}
-		}()
-	}
+			select {
+			case events <- tailEvent{tp: byFollower[f], rec: tailCopy(f.Record())}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	// With a group, positions are committed at least every second, also
 	// when nothing new comes.
 	var tick <-chan time.Time
@@ -515,6 +759,8 @@ func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-ow.gone:
 			return nil
 		case <-idle:
 			return nil
@@ -549,5 +795,54 @@ func tailFollow(ctx context.Context, e *env, gt *groupTracker, parts []*tailPart
 				}
 			}
 		}
+	}
+}
+
+// minHeap is a binary heap, least item (by less) on top.
+type minHeap[T any] struct {
+	items []T
+	less  func(a, b T) bool
+}
+
+func (h *minHeap[T]) push(x T) {
+	h.items = append(h.items, x)
+	for i := len(h.items) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(h.items[i], h.items[parent]) {
+			break
+		}
+		h.items[i], h.items[parent] = h.items[parent], h.items[i]
+		i = parent
+	}
+}
+
+func (h *minHeap[T]) pop() T {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	var zero T
+	h.items[last] = zero
+	h.items = h.items[:last]
+	if last > 0 {
+		h.fixTop()
+	}
+	return top
+}
+
+// fixTop restores the order after the top item changed.
+func (h *minHeap[T]) fixTop() {
+	for i, n := 0, len(h.items); ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < n && h.less(h.items[l], h.items[least]) {
+			least = l
+		}
+		if r < n && h.less(h.items[r], h.items[least]) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h.items[i], h.items[least] = h.items[least], h.items[i]
+		i = least
 	}
 }

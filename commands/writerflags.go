@@ -2,6 +2,7 @@ package commands
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/seglog/seglog/logstore"
@@ -45,18 +46,54 @@ func writerOptionsFrom(c *cli.Context) (sync logstore.SyncMode, lockWait time.Du
 	return sync, lockWait, nil
 }
 
-// openTopicForAppend opens the topic a command appends to, creating it
-// first with --create (another process creating it meanwhile is fine).
-func openTopicForAppend(e *env, store *logstore.Store, name string, create bool, partitions int, settings logstore.Settings) (*logstore.Topic, error) {
-	topic, err := store.Topic(name)
-	if errors.Is(err, logstore.ErrTopicNotFound) && create {
-		err = store.CreateTopic(name, partitions, settings)
+// appendTarget is the topic a command appends to, and what --create
+// makes of it when it is missing.
+type appendTarget struct {
+	topic      string
+	create     bool
+	partitions int // the count --create gives a new topic
+	// partitionsGiven: --partitions was given, so an existing topic must
+	// have that many too.
+	partitionsGiven bool
+	settings        logstore.Settings // stored in a new topic
+}
+
+// openTopicForAppend opens the topic a command appends to. check sees
+// the partition count: an existing topic's, or the one --create would
+// make, before it makes anything, so that no command creates a topic and
+// then refuses its own command line. Another process creating the topic
+// meanwhile is fine.
+func openTopicForAppend(e *env, store *logstore.Store, tg appendTarget, check func(partitions int, exists bool) error) (*logstore.Topic, error) {
+	topic, err := store.Topic(tg.topic)
+	if errors.Is(err, logstore.ErrTopicNotFound) && tg.create {
+		if err := check(tg.partitions, false); err != nil {
+			return nil, err
+		}
+		err = store.CreateTopic(tg.topic, tg.partitions, tg.settings)
 		if err == nil || errors.Is(err, logstore.ErrTopicExists) {
-			topic, err = store.Topic(name)
+			topic, err = store.Topic(tg.topic)
 		}
 	}
 	if errors.Is(err, logstore.ErrTopicNotFound) {
-		return nil, missingTopic(err, e.dataDir, "seglog create "+name+"' or use '--create")
+		return nil, missingTopic(err, e.dataDir, "seglog create "+tg.topic+"' or use '--create")
 	}
-	return topic, err
+	if err != nil {
+		return nil, err
+	}
+	if tg.partitionsGiven {
+		if err := topicMismatch(topic, tg.partitions, logstore.Settings{}); err != nil {
+			return nil, fmt.Errorf("%w; nothing was written", err)
+		}
+	}
+	return topic, check(topic.Partitions, true)
+}
+
+// partitionOutside is the error for a partition the topic does not have,
+// or would not have once --create made it.
+func partitionOutside(topic string, p, partitions int, exists bool) error {
+	if exists {
+		return fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, partitions-1, p, logstore.ErrPartitionNotFound)
+	}
+	return usagef("--partition %d is outside the %d partition%s --create would make (0..%d): give --partitions %d or more, or another --partition",
+		p, partitions, plural(partitions), partitions-1, p+1)
 }

@@ -59,7 +59,7 @@ function __seglog_value_flags
         case create
             printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
         case append
-            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
         case read
             printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d
         case tail
@@ -132,7 +132,7 @@ complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
 # create
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a create -d 'create a topic'
 complete -c seglog -n '__seglog_using create' -l partitions -x -d 'number of partitions N'
-complete -c seglog -n '__seglog_using create' -l if-not-exists -d 'succeed if the topic already exists'
+complete -c seglog -n '__seglog_using create' -l if-not-exists -d 'succeed if the topic already exists with the partition count and se...'
 complete -c seglog -n '__seglog_using create' -l retention -x -d 'the topic\'s retention, over retention-sweep\'s flags: delete segment...'
 complete -c seglog -n '__seglog_using create' -l retention-bytes -x -d 'the topic\'s retention, over retention-sweep\'s flags: keep at most S...'
 complete -c seglog -n '__seglog_using create' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
@@ -148,11 +148,12 @@ complete -c seglog -n '__seglog_using append' -l delimiter -s D -x -d 'messages 
 complete -c seglog -n '__seglog_using append' -l null -s 0 -d 'messages end with a NUL byte'
 complete -c seglog -n '__seglog_using append' -l input -x -a 'lines json' -d 'FORMAT of stdin: lines, or json'
 complete -c seglog -n '__seglog_using append' -l keep-partition -d 'with --input json: append each record to the partition its line names'
+complete -c seglog -n '__seglog_using append' -l timestamps -x -d 'with --input json, WHEN records are stamped: input'
 complete -c seglog -n '__seglog_using append' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using append' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using append' -l max-message-bytes -x -d 'refuse a message longer than SIZE'
 complete -c seglog -n '__seglog_using append' -l json -d 'print the summary on stderr as JSON'
-complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record as soon as it is...'
+complete -c seglog -n '__seglog_using append' -l report -d 'print "PARTITION OFFSET" on stdout for each record, in input order'
 complete -c seglog -n '__seglog_using append' -l sync -x -a 'exit batch never' -d 'MODE: exit'
 complete -c seglog -n '__seglog_using append' -l wait -d 'wait for a partition another writer holds, without limit'
 complete -c seglog -n '__seglog_using append' -l wait-timeout -x -d 'wait at most DURATION for a partition another writer holds'
@@ -166,7 +167,7 @@ complete -c seglog -n '__seglog_using append; and not __seglog_using append 0; a
 # read
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a read -d 'print a topic\'s records'
 complete -c seglog -n '__seglog_using read' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'read only partition P'
-complete -c seglog -n '__seglog_using read' -l offset -s o -x -d 'start at offset N, the last -N of each partition, beginning or end'
+complete -c seglog -n '__seglog_using read' -l offset -s o -x -d 'start at offset N'
 complete -c seglog -n '__seglog_using read' -l since -x -d 'start at the first record at or after TIME'
 complete -c seglog -n '__seglog_using read' -l until -x -d 'stop before the first record after TIME'
 complete -c seglog -n '__seglog_using read' -l key -s k -x -d 'print only records with key K'

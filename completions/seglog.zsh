@@ -16,7 +16,7 @@ _seglog_call() {
 _seglog_value_flags() {
     case $1 in
     create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
-    append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
+    append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
     read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
     describe) echo ' --partition -p --width --data-dir -d ' ;;
@@ -47,6 +47,7 @@ _seglog_flag_value() {
     append:--key-delimiter|append:-K) : ;;
     append:--delimiter|append:-D) : ;;
     append:--input) compadd -- lines json ;;
+    append:--timestamps) : ;;
     append:--partitions) : ;;
     append:--max-message-bytes) : ;;
     append:--sync) compadd -- exit batch never ;;
@@ -142,7 +143,7 @@ _seglog_flag_value() {
 _seglog_flags() {
     case $1 in
     create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
+    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;

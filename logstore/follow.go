@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,26 +36,46 @@ import (
 //     working. Segments are listed and opened through one descriptor of
 //     the partition directory, so a directory swapped in by copy-partition
 //     --force is never mixed with the old one: every listing first checks
-//     that the path still names that directory, and switches when not.
+//     that the path still names that directory, and switches when not. A
+//     directory replaced by one holding another log (the topic deleted and
+//     created again) is read from its start, as tail -F reads a file
+//     replaced under its name; one holding the same log, from where
+//     reading was.
 //   - One inotify watch on the directory wakes the follower for appends,
 //     new and deleted segments and the directory going; without inotify
 //     it polls. Either way an idle follower does nothing between wakeups.
+//
+// Followers are grouped in a FollowSet, which shares one inotify instance
+// among them and bounds how many hold their files open: a follower of a
+// topic of 10 000 partitions must not need 30 000 descriptors, nor 10 000
+// inotify instances (the default limit is 128 a user).
 
 // defaultFollowPoll is how often a follower looks for new data when it
 // cannot watch the partition.
 const defaultFollowPoll = 100 * time.Millisecond
 
-// followRecheck is how often a follower watching with inotify looks at the
-// partition anyway: a safety net for what events cannot tell (a directory
-// swapped while the watch was being set up), rare enough to cost nothing.
+// followRecheck is how often a FollowSet checks that the directories it
+// watches are still the ones at their paths: a safety net for what events
+// cannot tell (a topic directory renamed away and another made in its
+// place), rare enough to cost nothing.
 const followRecheck = 2 * time.Second
+
+// followBurst is how many records in a row a FollowSet takes from one
+// follower before it turns to the next that has some.
+const followBurst = 256
+
+// maxOpenFollowers bounds how many followers of a set hold their files
+// open (the partition directory and a segment); the least recently read
+// others let go of theirs and open them again when woken. A low
+// RLIMIT_NOFILE lowers it (followOpenLimit).
+const maxOpenFollowers = 64
 
 // maxOpenTries bounds how often a segment a listing named may be found
 // deleted before it could be opened. Each try lists anew; only retention
 // deleting segment after segment faster than we list needs another.
 const maxOpenTries = 1000
 
-// FollowOptions configure Follow.
+// FollowOptions configure Follow and NewFollowSet.
 type FollowOptions struct {
 	// Poll is how often to look for new data when inotify cannot watch
 	// the partition (unavailable, or out of watches); 0 means 100ms.
@@ -65,29 +88,69 @@ type FollowOptions struct {
 	Warn func(msg string)
 }
 
-// Follower reads a partition's records in offset order and waits for more,
-// like tail -f, in constant memory (one record aside). It is not safe for
-// concurrent use; cancel the context given to Next to stop a wait.
-type Follower struct {
-	dir, name string
-	opts      FollowOptions
-	recheck   time.Duration
+// FollowSet follows partitions together, as tail -f follows every
+// partition of a topic: Next returns the next record of whichever has
+// one. All share one inotify instance (a watch per partition directory),
+// and at most maxOpenFollowers of them hold files open at a time, so what
+// a set holds does not grow with its partitions beyond a few hundred bytes
+// each. It is not safe for concurrent use.
+type FollowSet struct {
+	opts    FollowOptions
+	recheck time.Duration
 
-	d     *os.File // the partition directory segments are listed and opened through
+	watch       *dirWatch           // nil: every member polls
+	watched     map[int][]*Follower // members by watch descriptor
+	watchFailed bool                // a watch could not be added (warned)
+
+	members []*Follower
+	ready   []*Follower // members to step, in turn
+	burst   int         // records ready[0] returned in a row
+	polled  int         // members polling: unwatched, or their directory gone
+
+	holding list.List // members holding files open, most recently read first
+	limit   int
+
+	lastPoll, lastRecheck time.Time
+	closed                bool
+}
+
+// Follower reads a partition's records in offset order and waits for more,
+// like tail -f, in constant memory (one record aside).
+type Follower struct {
+	set       *FollowSet
+	dir, name string
+
+	d     *os.File // the partition directory segments are listed and opened through; nil when let go
 	dfd   int      // d's descriptor
 	dirID fileID
-	watch *dirWatch // nil when polling
-	dirty bool      // the directory's entries may have changed since the last listing
-	gone  bool      // nothing is at the directory's path (warned)
-	jump  jumpWhy   // why a reopen would find its offset missing
+	wd    int  // its inotify watch, -1 for none
+	polls bool // counted in set.polled
+	dirty bool // the directory's entries may have changed since the last listing
+	self  bool // an event about the directory itself: check it, watch it again
+	gone  bool // nothing is at the directory's path (warned)
+	// empty: the last listing found no segment. A directory being removed
+	// (rm -rf of the topic) is emptied first, and then says nothing more:
+	// the kernel reports it gone only once no file in it is open any more.
+	// It is polled until it has segments again or is gone.
+	empty bool
+	jump  jumpWhy
 
-	seg  segment
-	f    *os.File // the open segment's .log; nil when none is open
-	idx  *os.File // its .index, if any
-	sc   *segfile.Scanner
-	from uint64 // records below it are passed over
-	// fresh: the scan holds no bytes read before reading last stopped.
-	fresh bool
+	queued  bool          // in set.ready
+	holding *list.Element // in set.holding
+
+	seg   segment
+	segFI os.FileInfo // seg's .log, as opened
+	f     *os.File    // seg's .log; nil when none is open
+	idx   *os.File    // its .index, once the scan wanted it
+	sc    *segfile.Scanner
+	floor uint64 // where the segment read before seg ends
+	next  uint64 // the offset after the last record read
+	from  uint64 // records below it are passed over
+	fresh bool   // the scan holds no bytes read before reading last stopped
+	// parked: the set let go of seg's file (and the directory's); reading
+	// goes on at (parkPos, next) when the follower is woken.
+	parked  bool
+	parkPos int64
 	// later: a listing made before the open segment's bytes were last read
 	// named a segment after it, so it is closed. laterBase is the first
 	// such segment's base: if it is gone when reading moves on, retention
@@ -97,6 +160,14 @@ type Follower struct {
 	waiting   struct { // the last tail found incomplete (not corrupt)
 		pos, size int64
 		ok        bool
+	}
+	// prev is the last record read (returned or passed over): a directory
+	// swapped in that holds it is the same log, read on from there.
+	prev struct {
+		offset uint64
+		ts     int64
+		crc    uint32
+		ok     bool
 	}
 
 	rec    Record // what Record returns
@@ -114,77 +185,188 @@ const (
 	jumpStart    jumpWhy = iota // Follow asked for offsets below the start
 	jumpLost                    // retention removed them before they were read
 	jumpReplaced                // the directory swapped in does not hold them
+	jumpAnew                    // reading a new log from its start: nothing is missing
 )
 
 // errReplaced unwinds what the follower was doing in a directory that
 // turned out to have been replaced (it has switched to the new one).
 var errReplaced = errors.New("logstore: partition directory replaced")
 
-// Follow returns a follower of the partition directory dir (name is how
-// messages refer to it: "orders/0") from offset from on. from below the
-// partition's start starts at the start (with a warning if records are
-// missing), from past the end waits for it. A directory that does not
-// exist is ErrPartitionNotFound.
-func Follow(dir, name string, from uint64, opts FollowOptions) (*Follower, error) {
+// NewFollowSet returns an empty set of followers.
+func NewFollowSet(opts FollowOptions) *FollowSet {
 	if opts.Poll <= 0 {
 		opts.Poll = defaultFollowPoll
 	}
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	f := &Follower{dir: dir, name: name, opts: opts, recheck: followRecheck, from: from, dirty: true, jump: jumpStart, dfd: -1}
-	// The watch comes first: whatever happens after it, it reports.
-	if !opts.NoInotify {
-		w, err := newDirWatch(dir)
-		switch {
-		case err == nil:
-			f.watch = w
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
-		default:
-			f.warnf("cannot watch %s with inotify (%v); polling every %v", name, err, opts.Poll)
+	now := time.Now()
+	return &FollowSet{opts: opts, recheck: followRecheck, watched: map[int][]*Follower{}, limit: followOpenLimit(),
+		lastPoll: now, lastRecheck: now}
+}
+
+// followOpenLimit is maxOpenFollowers, or a thirty-second of the soft
+// RLIMIT_NOFILE when that is less (two descriptors each).
+func followOpenLimit() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return maxOpenFollowers
+	}
+	return int(min(max(rl.Cur/32, 4), maxOpenFollowers))
+}
+
+// Follow returns a follower of the partition directory dir (name is how
+// messages refer to it: "orders/0") from offset from on, in a set of its
+// own. from below the partition's start starts at the start (with a
+// warning if records are missing), from past the end waits for it. A
+// directory that does not exist is ErrPartitionNotFound.
+func Follow(dir, name string, from uint64, opts FollowOptions) (*Follower, error) {
+	s := NewFollowSet(opts)
+	f, err := s.Add(dir, name, from)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Add follows one more partition directory, as Follow does. Warnings about
+// missing offsets where reading starts come before Add returns.
+func (s *FollowSet) Add(dir, name string, from uint64) (*Follower, error) {
+	f := &Follower{set: s, dir: dir, name: name, from: from, next: from, dirty: true, jump: jumpStart, dfd: -1, wd: -1}
+	if !s.opts.NoInotify && s.watch == nil && len(s.members) == 0 {
+		// One instance for the set, made with its first member: a failure
+		// is warned about once, naming it.
+		w, err := newDirWatch()
+		if err == nil {
+			s.watch = w
+		} else {
+			f.warnf("cannot watch %s with inotify (%v); polling every %v", name, err, s.opts.Poll)
 		}
 	}
 	dfd, id, err := openDirFD(dir)
 	if err != nil {
-		f.Close()
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
 		}
 		return nil, fmt.Errorf("follow %s: %w", name, err)
 	}
 	f.d, f.dfd, f.dirID = os.NewFile(uintptr(dfd), dir), dfd, id
+	s.members = append(s.members, f)
+	f.addWatch()
+	f.updatePolling()
 	// Open where reading starts now, so a warning about missing offsets
 	// comes before any record.
 	if _, err := f.openFor(); err != nil && !errors.Is(err, errReplaced) {
-		f.Close()
+		f.detach()
 		return nil, err
 	}
+	s.enqueue(f)
+	s.used(f)
 	return f, nil
+}
+
+// Next blocks until one of the set's followers has a record (that
+// follower, true: its Record is valid until it is read from again), one
+// fails (that follower, false: see its Err; after SkipCorrupt it goes on),
+// or ctx is done (nil, false: the set can go on with another context).
+func (s *FollowSet) Next(ctx context.Context) (*Follower, bool) {
+	for !s.closed && ctx.Err() == nil {
+		for len(s.ready) > 0 {
+			f := s.ready[0]
+			got, err := f.step()
+			s.used(f)
+			if err != nil {
+				f.err = err
+				s.dequeue()
+				return f, false
+			}
+			if got {
+				if s.burst++; s.burst >= followBurst && len(s.ready) > 1 {
+					s.dequeue()
+					s.enqueue(f) // its turn again after the others'
+				}
+				return f, true
+			}
+			s.dequeue() // nothing more for now: woken by its next event
+		}
+		s.wait(ctx)
+	}
+	return nil, false
+}
+
+// Close releases the files of every follower of the set and its inotify
+// instance.
+func (s *FollowSet) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var err error
+	for _, f := range s.members {
+		f.closed = true
+		f.closeFiles()
+	}
+	s.members, s.ready, s.watched = nil, nil, nil
+	if s.watch != nil {
+		err = s.watch.close()
+		s.watch = nil
+	}
+	return err
+}
+
+func (s *FollowSet) enqueue(f *Follower) {
+	if !f.queued && !f.closed && f.err == nil {
+		f.queued = true
+		s.ready = append(s.ready, f)
+	}
+}
+
+func (s *FollowSet) dequeue() {
+	s.ready[0].queued = false
+	s.ready[0] = nil
+	s.ready = s.ready[1:]
+	s.burst = 0
+}
+
+// used notes that f was just read: it goes to the front of the members
+// holding files, and the least recently read beyond the limit let go of
+// theirs.
+func (s *FollowSet) used(f *Follower) {
+	switch holds := f.d != nil || f.f != nil; {
+	case holds && f.holding != nil:
+		s.holding.MoveToFront(f.holding)
+	case holds:
+		f.holding = s.holding.PushFront(f)
+	case f.holding != nil:
+		s.unhold(f)
+	}
+	for s.holding.Len() > s.limit {
+		victim := s.holding.Back().Value.(*Follower)
+		if victim == f {
+			break
+		}
+		s.unhold(victim)
+		victim.park()
+	}
+}
+
+func (s *FollowSet) unhold(f *Follower) {
+	s.holding.Remove(f.holding)
+	f.holding = nil
 }
 
 // Next blocks until the next record is there (true), ctx is done (false,
 // with Err() nil: the follower can go on with another context), or an
-// error stops it (false, Err()).
+// error stops it (false, Err()). Only for a follower made by Follow: one
+// of a larger set is read through the set's Next.
 func (f *Follower) Next(ctx context.Context) bool {
 	if f.closed || f.err != nil {
 		return false
 	}
-	for ctx.Err() == nil {
-		got, err := f.step()
-		if err != nil {
-			f.err = err
-			return false
-		}
-		if got {
-			return true
-		}
-		if err := f.wait(ctx); err != nil {
-			f.err = err
-			return false
-		}
-	}
-	return false
+	f.set.enqueue(f) // it reads before it waits
+	g, ok := f.set.Next(ctx)
+	return ok && g == f
 }
 
 // Record returns the current record. It and its Key and Value are valid
@@ -194,6 +376,9 @@ func (f *Follower) Record() *Record {
 	return &f.rec
 }
 
+// Name is how messages refer to the partition.
+func (f *Follower) Name() string { return f.name }
+
 // Err is the error that stopped Next: a *CorruptionError (path, byte
 // position, expected offset) for a corrupt record, or an I/O error. It is
 // nil when Next stopped because its context was done.
@@ -201,12 +386,7 @@ func (f *Follower) Err() error { return f.err }
 
 // Position is the offset of the next record the follower will return (or
 // wait for): what a consumer group commits.
-func (f *Follower) Position() uint64 {
-	if f.sc == nil {
-		return f.from
-	}
-	return max(f.from, f.sc.NextOffset())
-}
+func (f *Follower) Position() uint64 { return max(f.from, f.next) }
 
 // SkipCorrupt goes on after the corrupt record that stopped Next (Err is a
 // *CorruptionError), as Iterator.SkipCorrupt does: where valid data
@@ -219,6 +399,7 @@ func (f *Follower) SkipCorrupt() bool {
 		return false
 	}
 	f.err = nil
+	defer f.set.enqueue(f)
 	if f.sc == nil || f.sc.Damage() != ce.Damage || f.sc.Resume() {
 		return true
 	}
@@ -232,33 +413,148 @@ func (f *Follower) SkipCorrupt() bool {
 	return true
 }
 
-// Close releases the follower's files and its inotify instance.
+// Close releases the follower's files and, for one made by Follow, its
+// set's inotify instance.
 func (f *Follower) Close() error {
 	if f.closed {
 		return nil
 	}
+	if len(f.set.members) == 1 && f.set.members[0] == f {
+		return f.set.Close()
+	}
+	f.detach()
+	return nil
+}
+
+// detach takes f out of its set and closes its files.
+func (f *Follower) detach() {
+	s := f.set
 	f.closed = true
-	f.closeSeg()
-	var err error
-	if f.d != nil {
-		err = f.d.Close()
-		f.d = nil
+	if f.holding != nil {
+		s.unhold(f)
 	}
-	if f.watch != nil {
-		if werr := f.watch.close(); err == nil {
-			err = werr
+	f.setWatch(-1)
+	f.updatePolling() // closed: polls no more
+	for i, m := range s.members {
+		if m == f {
+			s.members = append(s.members[:i], s.members[i+1:]...)
+			break
 		}
-		f.watch = nil
 	}
-	return err
+	for i, m := range s.ready {
+		if m == f {
+			s.ready = append(s.ready[:i], s.ready[i+1:]...)
+			break
+		}
+	}
+	f.closeFiles()
+}
+
+// closeFiles closes the segment and the directory.
+func (f *Follower) closeFiles() {
+	f.closeSeg()
+	if f.d != nil {
+		f.d.Close()
+		f.d, f.dfd = nil, -1
+	}
+}
+
+// park lets go of the follower's files, keeping its place in the segment.
+func (f *Follower) park() {
+	if f.f != nil {
+		f.parkPos = f.sc.Pos()
+		f.closeSeg()
+		f.parked = true
+		f.rec = Record{} // nothing left to keep the buffer alive
+	}
+	if f.d != nil {
+		f.d.Close()
+		f.d, f.dfd = nil, -1
+	}
+}
+
+// resume opens the parked segment again, to read on where it was. A
+// segment that is gone or is another file now is found again by offset
+// instead.
+func (f *Follower) resume() error {
+	if err := f.openDir(); err != nil || f.d == nil {
+		return err
+	}
+	f.parked = false
+	name := format.SegmentName(f.seg.base, format.LogExt)
+	fd, err := openIn(f.dfd, name)
+	if errors.Is(err, unix.ENOENT) {
+		f.dirty = true
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "open", Path: f.seg.path(format.LogExt), Err: err}
+	}
+	file := os.NewFile(uintptr(fd), f.seg.path(format.LogExt))
+	if fi, err := file.Stat(); err != nil || !os.SameFile(fi, f.segFI) {
+		file.Close()
+		f.dirty = true
+		return nil
+	}
+	f.f = file
+	if err := f.scan(); err != nil {
+		return err
+	}
+	if f.parkPos > 0 || f.next != f.seg.base {
+		f.sc.StartAt(f.parkPos, f.next)
+	}
+	return nil
+}
+
+// scan starts a scan of the open segment from its first byte.
+func (f *Follower) scan() error {
+	seg := f.seg
+	sseg := segfileSegment(seg, osFile{f.f}, nil, f.floor, !f.later)
+	sseg.OpenIndex = func() *segfile.Index {
+		xfd, err := openIn(f.dfd, format.SegmentName(seg.base, format.IndexExt))
+		if err != nil {
+			return nil
+		}
+		f.idx = os.NewFile(uintptr(xfd), seg.path(format.IndexExt))
+		fi, err := f.idx.Stat()
+		if err != nil {
+			return nil
+		}
+		return segfile.NewIndex(osFile{f.idx}, fi.Size())
+	}
+	sc, err := segfile.NewScanner(sseg, -1, segfile.Options{Whole: true})
+	if err != nil {
+		f.closeSeg()
+		return fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
+	}
+	f.sc, f.fresh = sc, true
+	return nil
 }
 
 // step reads on without blocking: true with a record, false without an
 // error when there is nothing to read yet.
 func (f *Follower) step() (bool, error) {
+	if f.self {
+		f.self = false
+		if _, err := f.checkDir(true); err != nil {
+			return false, err
+		}
+	}
 	for {
+		if f.f == nil && f.parked {
+			err := f.resume()
+			if errors.Is(err, errReplaced) {
+				continue
+			}
+			if err != nil {
+				return false, err
+			}
+			if f.f == nil && f.parked {
+				return false, nil // its directory is gone: waited for
+			}
+		}
 		if f.f == nil {
-			if f.watch != nil && !f.dirty && !f.gone {
+			if f.wd >= 0 && !f.dirty && !f.gone {
 				return false, nil // nothing to open, and nothing changed
 			}
 			ok, err := f.openFor()
@@ -282,8 +578,10 @@ func (f *Follower) step() (bool, error) {
 		}
 		f.waiting.ok = false
 		if f.sc.Next() {
-			f.fresh = false
-			if f.sc.Header().Offset < f.from {
+			h := f.sc.Header()
+			f.next, f.fresh = f.sc.NextOffset(), false
+			f.prev.offset, f.prev.ts, f.prev.crc, f.prev.ok = h.Offset, h.Timestamp, h.CRC, true
+			if h.Offset < f.from {
 				continue
 			}
 			return true, nil
@@ -320,15 +618,30 @@ func (f *Follower) atEnd() (bool, error) {
 	size := sc.Limit()
 	if size < pos {
 		// Cut below records already read: neither recover nor a writer
-		// does that. Find the offset again.
+		// does that, the partition's offsets went back. The same log
+		// still holding the record read last is read on from there;
+		// another, from its start.
+		if why := f.sameLog(); why != "" {
+			f.anew("its segment was cut below the records read: " + why)
+			return true, nil
+		}
 		f.closeSeg()
 		f.dirty, f.jump = true, jumpLost
 		return true, nil
 	}
-	if !f.later && (f.watch == nil || f.dirty || f.gone) {
+	if !f.later && (f.wd < 0 || f.dirty || f.gone) {
 		segs, err := f.list()
 		if err != nil {
 			return false, err
+		}
+		if f.restarted(segs) {
+			if why := f.sameLog(); why != "" {
+				f.anew("its segments were replaced: " + why)
+				return true, nil
+			}
+			f.closeSeg() // the same log in other files: find the offset there
+			f.dirty = true
+			return true, nil
 		}
 		if i := segAfter(segs, f.seg.base); i < len(segs) {
 			// Closed now: read it once more to its true end.
@@ -362,6 +675,27 @@ func (f *Follower) atEnd() (bool, error) {
 	return false, corruption(d)
 }
 
+// restarted reports whether the partition, listed as segs, may have
+// started over in the same directory: the open segment is gone with
+// nothing after it (retention never removes the last segment), or its
+// name holds another file now (recover --salvage rewrites a segment that
+// way too: sameLog tells them apart).
+func (f *Follower) restarted(segs []segment) bool {
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base >= f.seg.base })
+	if i == len(segs) {
+		return len(segs) > 0
+	}
+	if segs[i].base != f.seg.base {
+		return false // gone, later ones there: retention
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(f.dfd, format.SegmentName(f.seg.base, format.LogExt), &st, 0); err != nil {
+		return false // gone this instant: the next listing tells
+	}
+	was, ok := f.segFI.Sys().(*syscall.Stat_t)
+	return ok && (was.Ino != st.Ino || uint64(was.Dev) != st.Dev)
+}
+
 // moveOn leaves the open segment, read to its clean end and closed, for
 // the next one: the first listed after it, or a later one when the
 // offsets wanted start there.
@@ -393,8 +727,8 @@ func (f *Follower) moveOn() (bool, error) {
 		for i+1 < len(segs) && segs[i+1].base <= f.from {
 			i++
 		}
-		floor := f.sc.NextOffset() // where this one's valid data ends
-		ok, err := f.openSeg(segs[i], segs[i+1:], floor)
+		f.floor = f.sc.NextOffset() // where this one's valid data ends
+		ok, err := f.openSeg(segs[i], segs[i+1:])
 		if err != nil || ok {
 			return ok, err
 		}
@@ -405,14 +739,14 @@ func (f *Follower) moveOn() (bool, error) {
 // openFor opens the segment holding Position, or the first after it. It
 // returns false when the partition has no segment yet.
 func (f *Follower) openFor() (bool, error) {
-	f.from = f.Position()
+	f.from, f.floor = f.Position(), 0
 	for range maxOpenTries {
 		segs, err := f.list()
 		if err != nil || len(segs) == 0 {
 			return false, err
 		}
 		i := max(sort.Search(len(segs), func(i int) bool { return segs[i].base > f.from })-1, 0)
-		ok, err := f.openSeg(segs[i], segs[i+1:], 0)
+		ok, err := f.openSeg(segs[i], segs[i+1:])
 		if err != nil {
 			return false, err
 		}
@@ -427,10 +761,13 @@ func (f *Follower) openFor() (bool, error) {
 	return false, fmt.Errorf("follow %s: segments keep disappearing before they can be opened", f.name)
 }
 
-// openSeg opens seg for reading from offset from on, floor being where
-// the segment read before ends; after are the segments listed after it
-// (before it was opened). It returns false when seg is gone.
-func (f *Follower) openSeg(seg segment, after []segment, floor uint64) (bool, error) {
+// openSeg opens seg for reading from offset from on; after are the
+// segments listed after it (before it was opened). It returns false when
+// seg is gone.
+func (f *Follower) openSeg(seg segment, after []segment) (bool, error) {
+	if err := f.openDir(); err != nil || f.d == nil {
+		return false, err
+	}
 	name := format.SegmentName(seg.base, format.LogExt)
 	fd, err := openIn(f.dfd, name)
 	if errors.Is(err, unix.ENOENT) {
@@ -439,42 +776,38 @@ func (f *Follower) openSeg(seg segment, after []segment, floor uint64) (bool, er
 	if err != nil {
 		return false, &os.PathError{Op: "open", Path: seg.path(format.LogExt), Err: err}
 	}
+	file := os.NewFile(uintptr(fd), seg.path(format.LogExt))
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return false, err
+	}
 	f.closeSeg()
-	f.f = os.NewFile(uintptr(fd), seg.path(format.LogExt))
-	f.seg = seg
+	f.f, f.segFI, f.seg = file, fi, seg
 	f.later = len(after) > 0
 	if f.later {
 		f.laterBase = after[0].base
 	}
 	f.waiting.ok = false
-	sseg := segfileSegment(seg, osFile{f.f}, nil, floor, !f.later)
-	sseg.OpenIndex = func() *segfile.Index {
-		xfd, err := openIn(f.dfd, format.SegmentName(seg.base, format.IndexExt))
-		if err != nil {
-			return nil
+	if err := f.scan(); err != nil {
+		return false, err
+	}
+	f.next = seg.base
+	if f.from > seg.base {
+		// From the record before: reading passes over it and so knows
+		// the last record before the ones returned (prev).
+		if err := f.sc.SeekOffset(f.from - 1); err != nil {
+			f.closeSeg()
+			return false, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
 		}
-		f.idx = os.NewFile(uintptr(xfd), seg.path(format.IndexExt))
-		fi, err := f.idx.Stat()
-		if err != nil {
-			return nil
-		}
-		return segfile.NewIndex(osFile{f.idx}, fi.Size())
+		f.next = f.sc.NextOffset()
 	}
-	f.sc, err = segfile.NewScanner(sseg, -1, segfile.Options{Whole: true})
-	if err == nil && f.from > seg.base {
-		err = f.sc.SeekOffset(f.from)
-	}
-	if err != nil {
-		f.closeSeg()
-		return false, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
-	}
-	f.fresh = true
 	return true, nil
 }
 
 func (f *Follower) closeSeg() {
 	if f.f != nil {
-		f.from = f.Position() // where reading goes on, in whatever is opened next
+		f.next = f.Position() // where reading goes on, in whatever is opened next
 		f.sc.Close()
 		f.f.Close()
 		f.f, f.sc = nil, nil
@@ -483,6 +816,7 @@ func (f *Follower) closeSeg() {
 		f.idx.Close()
 		f.idx = nil
 	}
+	f.parked = false
 }
 
 // forget drops what the scan read and knew of the file: the next read is
@@ -497,16 +831,19 @@ func (f *Follower) forget() {
 // list lists the segments of the directory being read, after checking that
 // it is still the one at the path (errReplaced when it was not: the
 // follower has switched to the new one).
-func (f *Follower) list() ([]segment, error) {
-	replaced, err := f.checkDir(false)
-	if err != nil {
+func (f *Follower) list() (segs []segment, err error) {
+	if err := f.openDir(); err != nil {
 		return nil, err
 	}
-	if replaced {
-		return nil, errReplaced
+	if f.d == nil {
+		return nil, nil // gone, and let go of: it holds nothing any more
 	}
 	f.dirty = false
-	segs, err := stableSegments(f.dir, func() ([]os.DirEntry, error) {
+	defer func() {
+		f.empty = len(segs) == 0
+		f.updatePolling()
+	}()
+	segs, err = stableSegments(f.dir, func() ([]os.DirEntry, error) {
 		if _, err := f.d.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("list %s: %w", f.dir, err)
 		}
@@ -522,6 +859,51 @@ func (f *Follower) list() ([]segment, error) {
 	return segs, err
 }
 
+// openDir makes sure the follower reads through the directory now at its
+// path: the one it had, opened again if it let go of it, or the one that
+// replaced it (errReplaced, after switching). Gone, it keeps what it has
+// open, or has none (f.d nil).
+func (f *Follower) openDir() error {
+	if f.d != nil {
+		replaced, err := f.checkDir(false)
+		if err == nil && replaced {
+			err = errReplaced
+		}
+		return err
+	}
+	dfd, id, err := openDirFD(f.dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		f.setGone()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if id != f.dirID {
+		unix.Close(dfd)
+		if _, err := f.replace(); err != nil {
+			return err
+		}
+		return errReplaced
+	}
+	f.d, f.dfd = os.NewFile(uintptr(dfd), f.dir), dfd
+	if f.gone {
+		f.gone = false
+		f.addWatch()
+		f.updatePolling()
+	}
+	return nil
+}
+
+// setGone notes that nothing is at the directory's path, warning once.
+func (f *Follower) setGone() {
+	if !f.gone {
+		f.gone = true
+		f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
+		f.updatePolling()
+	}
+}
+
 // segAfter is the index of the first segment with a base above base.
 func segAfter(segs []segment, base uint64) int {
 	return sort.Search(len(segs), func(i int) bool { return segs[i].base > base })
@@ -535,18 +917,18 @@ func (f *Follower) checkDir(rewatch bool) (bool, error) {
 	var st unix.Stat_t
 	err := unix.Stat(f.dir, &st)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		if !f.gone {
-			f.gone = true
-			f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
-		}
+		f.setGone()
 		return false, nil
 	}
 	if err != nil {
 		return false, &os.PathError{Op: "stat", Path: f.dir, Err: err}
 	}
 	wasGone := f.gone
-	f.gone = false
 	if (fileID{dev: uint64(st.Dev), ino: st.Ino}) == f.dirID {
+		if wasGone {
+			f.gone = false
+			f.updatePolling()
+		}
 		if rewatch || wasGone {
 			f.addWatch()
 		}
@@ -555,77 +937,242 @@ func (f *Follower) checkDir(rewatch bool) (bool, error) {
 	return f.replace()
 }
 
-// replace switches to the directory now at the path, to read on from the
-// same offset there.
+// replace switches to the directory now at the path: to read on from the
+// same offset there when it holds the same log (the record read last is
+// there, the same), else to read it from its start.
 func (f *Follower) replace() (bool, error) {
 	dfd, id, err := openDirFD(f.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		f.gone = true // gone again already: look later
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+		f.setGone() // gone again already: look later
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	f.closeSeg()
-	f.d.Close()
+	f.closeFiles()
 	f.d, f.dfd, f.dirID = os.NewFile(uintptr(dfd), f.dir), dfd, id
+	f.gone = false
 	f.addWatch()
+	f.updatePolling()
+	f.dirty, f.later = true, false
+	if why := f.sameLog(); why != "" {
+		f.anew(why)
+		return true, nil
+	}
 	f.from = f.Position()
-	f.dirty, f.later, f.jump = true, false, jumpReplaced
+	f.jump = jumpReplaced
 	f.warnf("the partition directory of %s (%s) was replaced; reading on from offset %d in the new one", f.name, f.dir, f.from)
 	return true, nil
 }
 
-// addWatch watches the directory at the path, falling back to polling
-// when inotify cannot.
+// sameLog tells whether the directory now open holds the log read so far:
+// "" when it holds the record read last, the same (a copy such as
+// copy-partition --force swaps in), else why not.
+func (f *Follower) sameLog() string {
+	if !f.prev.ok {
+		if f.Position() == 0 {
+			return "" // nothing read, nothing to miss
+		}
+		return "nothing read from it tells"
+	}
+	p, err := OpenPartitionDir(f.dir, f.name)
+	if err != nil {
+		return err.Error()
+	}
+	defer p.Close()
+	it, err := p.Read(f.prev.offset)
+	if err != nil {
+		return err.Error()
+	}
+	defer it.Close()
+	if !it.Next() || it.Record().Offset != f.prev.offset {
+		return fmt.Sprintf("it has no offset %d", f.prev.offset)
+	}
+	if r := it.Record(); r.Timestamp != f.prev.ts || r.CRC != f.prev.crc {
+		return fmt.Sprintf("its offset %d is another record", f.prev.offset)
+	}
+	return ""
+}
+
+// anew reads the partition from its start, as a log new to the follower,
+// saying why.
+func (f *Follower) anew(why string) {
+	f.closeSeg()
+	f.from, f.next, f.prev.ok = 0, 0, false
+	f.dirty, f.later, f.jump = true, false, jumpAnew
+	f.warnf("the partition directory of %s (%s) holds another log now (%s); reading it from its start", f.name, f.dir, why)
+}
+
+// addWatch watches the directory, falling back to polling when inotify
+// cannot. The watch goes on the directory open (through /proc/self/fd),
+// so it is the one read even if another took its path meanwhile.
 func (f *Follower) addWatch() {
-	if f.watch == nil {
+	s := f.set
+	if s.watch == nil {
 		return
 	}
-	err := f.watch.add(f.dir)
+	path := f.dir
+	if f.d != nil {
+		path = "/proc/self/fd/" + strconv.Itoa(f.dfd)
+	}
+	wd, err := s.watch.add(path)
+	if errors.Is(err, unix.ENOENT) && path != f.dir {
+		wd, err = s.watch.add(f.dir) // no /proc
+	}
 	switch {
 	case err == nil:
+		f.setWatch(wd)
 	case errors.Is(err, unix.ENOENT):
-		f.gone = true // polled for until it is back
+		f.setWatch(-1)
+		f.setGone()
 	default:
-		f.fallBack(err)
+		f.setWatch(-1)
+		if !s.watchFailed {
+			s.watchFailed = true
+			hint := ""
+			if errors.Is(err, unix.ENOSPC) {
+				hint = ": raise fs.inotify.max_user_watches"
+			}
+			f.warnf("cannot watch %s with inotify (%v%s); polling it, and any other partition it cannot watch, every %v", f.name, err, hint, s.opts.Poll)
+		}
+	}
+	f.updatePolling()
+}
+
+// setWatch makes wd (-1: none) f's watch, dropping its old one when no
+// other member shares it (two followers of one directory get one watch).
+func (f *Follower) setWatch(wd int) {
+	s := f.set
+	if f.wd == wd {
+		return
+	}
+	if f.wd >= 0 {
+		others := s.watched[f.wd][:0]
+		for _, m := range s.watched[f.wd] {
+			if m != f {
+				others = append(others, m)
+			}
+		}
+		if len(others) == 0 {
+			delete(s.watched, f.wd)
+			if s.watch != nil {
+				s.watch.remove(f.wd)
+			}
+		} else {
+			s.watched[f.wd] = others
+		}
+	}
+	f.wd = wd
+	if wd >= 0 {
+		s.watched[wd] = append(s.watched[wd], f)
 	}
 }
 
-func (f *Follower) fallBack(err error) {
-	f.warnf("cannot watch %s with inotify any more (%v); polling every %v", f.name, err, f.opts.Poll)
-	f.watch.close()
-	f.watch = nil
+// updatePolling counts f among the members that poll when it has no
+// watch, or its directory is gone or empty.
+func (f *Follower) updatePolling() {
+	polls := !f.closed && (f.wd < 0 || f.gone || f.empty)
+	if polls != f.polls {
+		f.polls = polls
+		if polls {
+			f.set.polled++
+		} else {
+			f.set.polled--
+		}
+	}
 }
 
-// wait blocks until something may have changed, or ctx is done.
-func (f *Follower) wait(ctx context.Context) error {
-	if f.watch == nil || f.gone {
-		t := time.NewTimer(f.opts.Poll)
-		defer t.Stop()
+// fallBack stops using inotify: every member polls from now on.
+func (s *FollowSet) fallBack(err error) {
+	what := fmt.Sprintf("%d partitions", len(s.members))
+	if len(s.members) == 1 {
+		what = s.members[0].name
+	}
+	s.opts.Warn(fmt.Sprintf("cannot watch %s with inotify any more (%v); polling every %v", what, err, s.opts.Poll))
+	s.watch.close()
+	s.watch = nil
+	for _, f := range s.members {
+		f.wd = -1
+		f.updatePolling()
+	}
+	clear(s.watched)
+}
+
+// wait blocks until something may have changed, or ctx is done, and
+// queues the members to look at.
+func (s *FollowSet) wait(ctx context.Context) {
+	now := time.Now()
+	timeout := s.recheck - now.Sub(s.lastRecheck)
+	if s.polled > 0 {
+		timeout = min(timeout, s.opts.Poll-now.Sub(s.lastPoll))
+	}
+	timeout = max(timeout, 0)
+	if s.watch == nil {
+		t := time.NewTimer(timeout)
 		select {
 		case <-ctx.Done():
 		case <-t.C:
+		}
+		t.Stop()
+	} else if err := s.watch.wait(ctx, timeout, s.dispatch); err != nil {
+		s.fallBack(err)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	now = time.Now()
+	if s.polled > 0 && now.Sub(s.lastPoll) >= s.opts.Poll {
+		s.lastPoll = now
+		for _, f := range s.members {
+			if f.polls {
+				f.dirty = true
+				s.enqueue(f)
+			}
+		}
+	}
+	if now.Sub(s.lastRecheck) >= s.recheck {
+		s.lastRecheck = now
+		for _, f := range s.members {
+			if !f.polls {
+				f.recheckDir()
+			}
+		}
+	}
+}
+
+// recheckDir looks at whether the path still names the directory watched
+// (a stat), and queues the follower when not.
+func (f *Follower) recheckDir() {
+	var st unix.Stat_t
+	if err := unix.Stat(f.dir, &st); err != nil || (fileID{dev: uint64(st.Dev), ino: st.Ino}) != f.dirID {
+		f.self, f.dirty = true, true
+		f.set.enqueue(f)
+	}
+}
+
+// dispatch hands a watch's events to its followers (wd -1: every member:
+// events were lost).
+func (s *FollowSet) dispatch(wd int, ev watchEvents) {
+	members := s.watched[wd]
+	if wd < 0 {
+		members = s.members
+	}
+	if ev&evIgnored != 0 {
+		delete(s.watched, wd) // the kernel dropped it with its directory
+		for _, f := range members {
+			f.wd = -1
+			f.updatePolling()
+		}
+	}
+	for _, f := range members {
+		if ev&(evEntries|evSelf) != 0 {
 			f.dirty = true
 		}
-		return nil
+		if ev&evSelf != 0 {
+			f.self = true
+		}
+		s.enqueue(f)
 	}
-	ev, err := f.watch.wait(ctx, f.recheck)
-	if err != nil {
-		f.fallBack(err)
-		return nil
-	}
-	if ev == 0 && ctx.Err() != nil {
-		return nil
-	}
-	if ev == 0 || ev&(evEntries|evSelf) != 0 {
-		f.dirty = true
-	}
-	if ev == 0 || ev&evSelf != 0 {
-		_, err := f.checkDir(ev&evSelf != 0)
-		return err
-	}
-	return nil
 }
 
 // warnLost warns that offsets [from, to) are missing where reading goes on.
@@ -635,6 +1182,7 @@ func (f *Follower) warnLost(why jumpWhy, from, to uint64) {
 		what = fmt.Sprintf("offsets %d..%d", from, to-1)
 	}
 	switch why {
+	case jumpAnew:
 	case jumpStart:
 		f.warnf("%s of %s %s no longer available (removed by retention); starting at %d", what, f.name, plural(pl, "is", "are"), to)
 	case jumpReplaced:
@@ -652,7 +1200,7 @@ func plural(pl bool, one, many string) string {
 	return one
 }
 
-func (f *Follower) warnf(msg string, args ...any) { f.opts.Warn(fmt.Sprintf(msg, args...)) }
+func (f *Follower) warnf(msg string, args ...any) { f.set.opts.Warn(fmt.Sprintf(msg, args...)) }
 
 // openDirFD opens a directory and says which one it is.
 func openDirFD(dir string) (int, fileID, error) {

@@ -170,15 +170,15 @@ func (w *ftWarnings) all() []string {
 func ftModes(t *testing.T, test func(t *testing.T, opts FollowOptions, tune func(*Follower))) {
 	t.Run("inotify", func(t *testing.T) {
 		test(t, FollowOptions{Poll: time.Hour}, func(f *Follower) {
-			if f.watch == nil {
+			if f.set.watch == nil || f.wd < 0 {
 				t.Fatalf("the follower is not watching with inotify")
 			}
-			f.recheck = time.Hour
+			f.set.recheck = time.Hour
 		})
 	})
 	t.Run("poll", func(t *testing.T) {
 		test(t, FollowOptions{NoInotify: true, Poll: 2 * time.Millisecond}, func(f *Follower) {
-			if f.watch != nil {
+			if f.set.watch != nil {
 				t.Fatalf("NoInotify, and the follower watches with inotify")
 			}
 		})
@@ -285,10 +285,10 @@ func TestFollowWriterRolls(t *testing.T) {
 func TestFollowLatency(t *testing.T) {
 	s, dir := ftStore(t)
 	f := ftFollow(t, dir, 0, FollowOptions{Poll: time.Hour})
-	if f.watch == nil {
+	if f.set.watch == nil {
 		t.Fatal("not watching with inotify")
 	}
-	f.recheck = time.Hour
+	f.set.recheck = time.Hour
 	w := ftWriter(t, s, 2<<10)
 	defer w.Close()
 	const n = 300
@@ -627,7 +627,8 @@ func TestFollowRecoverCutsTornTail(t *testing.T) {
 
 // copy-partition --force swapping a new directory in under the follower:
 // it warns and reads on from where it was, in the new one, and watches the
-// new one.
+// new one. A directory that does not hold the record read last is another
+// log, read from its start.
 func TestFollowDirectoryReplaced(t *testing.T) {
 	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
 		src, _ := ftStore(t)
@@ -656,8 +657,8 @@ func TestFollowDirectoryReplaced(t *testing.T) {
 		}
 		ftExpect(t, f, 30, 100)
 
-		// A directory that does not hold the offset: one starting later
-		// (jump, with a warning), one ending before it (wait).
+		// A directory that does not hold the record read last: one
+		// starting later, one ending before it.
 		swap := func(build func(dir string)) {
 			t.Helper()
 			tmp := dir + ".new"
@@ -678,7 +679,7 @@ func TestFollowDirectoryReplaced(t *testing.T) {
 			}
 		})
 		ftExpect(t, f, 150, 160)
-		if ws := warns.all(); len(ws) != 3 || !strings.Contains(ws[2], "offsets 100..149 of t/0 are not in the new partition directory; going on at 150") {
+		if ws := warns.all(); len(ws) != 2 || !strings.Contains(ws[1], "holds another log now (it has no offset 99); reading it from its start") {
 			t.Fatalf("warnings %q", ws)
 		}
 		swap(func(d string) {
@@ -686,13 +687,10 @@ func TestFollowDirectoryReplaced(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-		ftNothing(t, f, 50*time.Millisecond)
-		if f.Position() != 160 {
-			t.Fatalf("Position() = %d, want 160", f.Position())
-		}
+		ftExpect(t, f, 0, 10)
 		ftAppendFile(t, ftLog(dir, 0), ftRecords(10, 165))
-		ftExpect(t, f, 160, 165)
-		if ws := warns.all(); len(ws) != 4 {
+		ftExpect(t, f, 10, 165)
+		if ws := warns.all(); len(ws) != 3 || !strings.Contains(ws[2], "holds another log now (it has no offset 159); reading it from its start") {
 			t.Fatalf("warnings %q", ws)
 		}
 	})
@@ -843,14 +841,14 @@ func TestFollowFallsBackToPolling(t *testing.T) {
 	ftAppend(t, w, 0, 10)
 	var warns ftWarnings
 	f := ftFollow(t, dir, 0, FollowOptions{Poll: 2 * time.Millisecond, Warn: warns.warn})
-	if f.watch == nil {
+	if f.set.watch == nil {
 		t.Skip("inotify unavailable here: the fallback is all there is")
 	}
 	ftExpect(t, f, 0, 10)
-	f.watch.f.Close()
+	f.set.watch.f.Close()
 	ftAppend(t, w, 10, 200)
 	ftExpect(t, f, 10, 200)
-	if f.watch != nil {
+	if f.set.watch != nil {
 		t.Error("still watching with a broken inotify instance")
 	}
 	if ws := warns.all(); len(ws) != 1 || !strings.Contains(ws[0], "polling every 2ms") {

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/segfile"
@@ -27,18 +30,45 @@ type Partition struct {
 	segs []segment
 
 	mu      sync.Mutex
-	firstTS map[uint64]int64         // first records' timestamps, by segment base
-	open    map[uint64]*segmentFiles // segments kept open between reads, by base
-	closed  bool
+	firstTS map[uint64]int64 // first records' timestamps, by segment base
+
+	// Guarded by keptOpen.mu.
+	open   map[uint64]*segmentFiles // segments kept open between reads, by base
+	closed bool
 }
 
-// maxOpenSegments bounds how many segments' files a Partition keeps open
-// between reads: random lookups over a partition of up to that many
-// segments then cost two preads, no open (~5 µs in 100 segments, against
-// ~22 µs opening the files), while a scan over thousands of segments holds
-// at most 256 descriptors per partition (Go raises the soft RLIMIT_NOFILE
-// to the hard limit at start).
-const maxOpenSegments = 128
+// maxKeptOpen bounds how many segments' files the process keeps open
+// between reads, across all its Partitions, least recently used closed
+// first: random lookups over up to that many segments then cost two
+// preads, no open (~5 µs in 100 segments, against ~22 µs opening the
+// files), while a command reading thousands of segments, or every
+// partition of a topic of thousands, keeps at most twice that many
+// descriptors. A low RLIMIT_NOFILE lowers it (keptOpenLimit).
+const maxKeptOpen = 128
+
+// keptOpen is the segments kept open between reads: one list for the
+// whole process, as the limit on descriptors is the process's.
+var keptOpen segmentCache
+
+// segmentCache lists the segments Partitions keep open, most recently
+// used first.
+type segmentCache struct {
+	mu    sync.Mutex
+	limit int       // set on first use
+	lru   list.List // of *segmentFiles
+}
+
+// keptOpenLimit is maxKeptOpen, or a sixteenth of the soft RLIMIT_NOFILE
+// when that is less (Go raises the soft limit to the hard one at start):
+// 64 segments under `ulimit -n 1024`, leaving most descriptors to what
+// the command holds besides.
+func keptOpenLimit() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return maxKeptOpen
+	}
+	return int(min(max(rl.Cur/16, 8), maxKeptOpen))
+}
 
 // keptOpenRecheck is how often a segment kept open is checked for having
 // been deleted by another process (an fstat: a fifth of a lookup's time
@@ -53,10 +83,13 @@ const keptOpenRecheck = 10 * time.Millisecond
 type segmentFiles struct {
 	seg     segment
 	log     file
+	owner   *Partition
 	refs    int       // iterators reading log
-	cached  bool      // in its Partition's open map; else closed at refs 0
+	cached  bool      // in its owner's open map and keptOpen's list; else closed at refs 0
 	checked time.Time // when log was last seen still linked ...
 	seenGen uint64    // ... and filesMoved then
+
+	elem *list.Element // in keptOpen's list, while cached
 
 	idxMu    sync.Mutex
 	idx      *segfile.Index // opened on first use; nil when there is none
@@ -71,51 +104,69 @@ type segmentFiles struct {
 // reads must see it gone, as SPEC §5 says; they see it at once after a
 // deletion by this process, within keptOpenRecheck after another's.
 func (p *Partition) acquire(seg segment) (*segmentFiles, os.FileInfo, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	c := &keptOpen
+	c.mu.Lock()
 	now, gen := time.Now(), filesMoved.Load()
 	if sf := p.open[seg.base]; sf != nil {
 		if gen == sf.seenGen && now.Sub(sf.checked) < keptOpenRecheck {
 			sf.refs++
+			c.touch(sf)
+			c.mu.Unlock()
 			return sf, nil, nil
 		}
 		fi, err := sf.log.Stat()
 		if err != nil {
+			c.mu.Unlock()
 			return nil, nil, err
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 0 {
 			sf.refs++
 			sf.checked, sf.seenGen = now, gen
+			c.touch(sf)
+			c.mu.Unlock()
 			return sf, fi, nil
 		}
-		p.forget(sf)
+		c.forget(sf)
 	}
+	c.mu.Unlock()
+	// Opened without the lock: readers of other partitions go on meanwhile.
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil, nil, err
 	}
-	sf := &segmentFiles{seg: seg, log: osFile{f}, refs: 1, checked: now, seenGen: gen}
-	if p.closed {
-		return sf, nil, nil
-	}
-	for _, o := range p.open {
-		if len(p.open) < maxOpenSegments {
-			break
-		}
-		p.forget(o)
+	sf := &segmentFiles{seg: seg, log: osFile{f}, owner: p, refs: 1, checked: now, seenGen: gen}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p.closed || p.open[seg.base] != nil {
+		return sf, nil, nil // not kept: closed at its release
 	}
 	if p.open == nil {
 		p.open = make(map[uint64]*segmentFiles)
 	}
-	sf.cached = true
 	p.open[seg.base] = sf
+	c.push(sf)
+	if c.limit == 0 {
+		c.limit = keptOpenLimit()
+	}
+	for c.lru.Len() > c.limit {
+		c.forget(c.lru.Back().Value.(*segmentFiles))
+	}
 	return sf, nil, nil
 }
 
-// forget stops keeping sf open; its last user closes it. p.mu is held.
-func (p *Partition) forget(sf *segmentFiles) error {
-	delete(p.open, sf.seg.base)
-	sf.cached = false
+// push lists sf as the most recently used. c.mu is held.
+func (c *segmentCache) push(sf *segmentFiles) {
+	sf.cached, sf.elem = true, c.lru.PushFront(sf)
+}
+
+// touch moves sf, kept open, to the front. c.mu is held.
+func (c *segmentCache) touch(sf *segmentFiles) { c.lru.MoveToFront(sf.elem) }
+
+// forget stops keeping sf open; its last user closes it. c.mu is held.
+func (c *segmentCache) forget(sf *segmentFiles) error {
+	delete(sf.owner.open, sf.seg.base)
+	c.lru.Remove(sf.elem)
+	sf.cached, sf.elem = false, nil
 	if sf.refs == 0 {
 		return sf.close()
 	}
@@ -124,8 +175,8 @@ func (p *Partition) forget(sf *segmentFiles) error {
 
 // release ends one use of sf's files.
 func (p *Partition) release(sf *segmentFiles) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	keptOpen.mu.Lock()
+	defer keptOpen.mu.Unlock()
 	sf.refs--
 	if sf.refs == 0 && !sf.cached {
 		return sf.close()
@@ -155,15 +206,16 @@ func (sf *segmentFiles) index() *segfile.Index {
 }
 
 // Close closes the files the partition keeps open between reads. Close
-// its iterators first. A Partition that is never closed keeps up to
-// maxOpenSegments segments open until it is garbage.
+// its iterators first. A Partition that is never closed keeps its
+// segments among those the process keeps open (at most maxKeptOpen in
+// all) until others push them out.
 func (p *Partition) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	keptOpen.mu.Lock()
+	defer keptOpen.mu.Unlock()
 	p.closed = true
 	var first error
 	for _, sf := range p.open {
-		if err := p.forget(sf); err != nil && first == nil {
+		if err := keptOpen.forget(sf); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -241,17 +293,25 @@ type Iterator struct {
 	from    uint64
 	i       int // current segment
 	floor   uint64
+	limit   int64 // the last segment's size when the iterator reached it
 	sf      *segmentFiles
 	sc      *segfile.Scanner
 	rec     Record
 	err     error
 	skipped Skipped // what SkipCorrupt went past last
 	held    bool    // the current record is still to be returned by Next
+	cur     bool    // Next returned the current record
 	started bool    // a record was read: first is its offset
 	first   uint64
 	clock   int64 // the running maximum of the timestamps read
 	seeded  bool  // ... and of the partition's before first (recordtime.go)
 	closed  bool
+	// Park let go of these files (maybe closed since), whose .log this
+	// is; reading goes on at (parkPos, parkOff).
+	parked   *segmentFiles
+	parkedAt os.FileInfo
+	parkPos  int64
+	parkOff  uint64
 }
 
 // readAhead lets iterators read and check ahead on a second goroutine
@@ -283,7 +343,7 @@ func (it *Iterator) open() error {
 	if err != nil {
 		return it.p.segmentGone(err, max(it.from, seg.base))
 	}
-	limit := int64(-1)
+	it.limit = -1
 	if last {
 		if fi == nil {
 			if fi, err = sf.log.Stat(); err != nil {
@@ -291,16 +351,10 @@ func (it *Iterator) open() error {
 				return fmt.Errorf("read %s: %w", it.p.name, err)
 			}
 		}
-		limit = fi.Size()
+		it.limit = fi.Size()
 	}
-	it.release()
-	it.sf = sf
-	sseg := segfileSegment(seg, sf.log, nil, it.floor, last)
-	sseg.OpenIndex = sf.index
-	it.sc, err = segfile.NewScanner(sseg, limit, segfile.Options{Whole: true, ReadAhead: readAhead})
-	if err != nil {
-		it.release()
-		return fmt.Errorf("read %s: %w", it.p.name, err)
+	if err := it.scan(sf, seg); err != nil {
+		return err
 	}
 	if it.from > seg.base {
 		if err := it.sc.SeekOffset(it.from); err != nil {
@@ -310,12 +364,28 @@ func (it *Iterator) open() error {
 	return nil
 }
 
+// scan starts reading seg, whose files are sf, from its first byte.
+func (it *Iterator) scan(sf *segmentFiles, seg segment) error {
+	it.release()
+	it.sf = sf
+	sseg := segfileSegment(seg, sf.log, nil, it.floor, it.i == len(it.segs)-1)
+	sseg.OpenIndex = sf.index
+	var err error
+	if it.sc, err = segfile.NewScanner(sseg, it.limit, segfile.Options{Whole: true, ReadAhead: readAhead}); err != nil {
+		it.release()
+		return fmt.Errorf("read %s: %w", it.p.name, err)
+	}
+	return nil
+}
+
 // release lets go of the current segment's files.
 func (it *Iterator) release() error {
 	if it.sf == nil {
 		return nil
 	}
-	it.sc.Close()
+	if it.sc != nil {
+		it.sc.Close()
+	}
 	err := it.p.release(it.sf)
 	it.sf, it.sc = nil, nil
 	return err
@@ -337,11 +407,15 @@ func (p *Partition) segmentGone(err error, offset uint64) error {
 // Next advances to the next record, returning false at the end or on an
 // error (see Err).
 func (it *Iterator) Next() bool {
-	if it.closed || it.err != nil {
-		return false
+	if it.closed || it.err != nil || it.parked != nil {
+		if it.closed || it.err != nil || !it.resume() {
+			return false
+		}
 	}
+	it.cur = false
 	if it.held {
 		it.held = false
+		it.cur = true
 		return true
 	}
 	for {
@@ -355,6 +429,7 @@ func (it *Iterator) Next() bool {
 			if h.Offset < it.from {
 				continue
 			}
+			it.cur = true
 			return true
 		}
 		if err := sc.Err(); err != nil {
@@ -373,6 +448,64 @@ func (it *Iterator) Next() bool {
 			return false
 		}
 	}
+}
+
+// Park lets go of the iterator's open file and read buffer, keeping its
+// place: the next Next opens the segment again and returns the record it
+// returned last once more, then goes on. A caller holding iterators over
+// many partitions at once, of which it reads a few at a time, parks the
+// others, so that neither descriptors nor memory grow with the partition
+// count. Record is not valid after Park.
+func (it *Iterator) Park() {
+	if it.closed || it.err != nil || it.parked != nil || it.sf == nil {
+		return
+	}
+	fi, err := it.sf.log.Stat()
+	if err != nil {
+		return // kept open: an error here would be Next's to report
+	}
+	it.parkPos, it.parkOff = it.sc.Pos(), it.sc.NextOffset()
+	if it.cur || it.held {
+		it.parkPos, it.parkOff = it.sc.RecordPos(), it.sc.Header().Offset
+		it.cur, it.held = false, false
+	}
+	it.parked, it.parkedAt = it.sf, fi
+	it.release()
+	it.rec = Record{} // nothing left to keep the buffer alive
+}
+
+// resume opens the parked iterator's segment again. The file must be the
+// one it read: a segment replaced under the same name (recover --salvage,
+// a partition directory swapped by copy-partition --force) holds other
+// bytes at the position it kept.
+func (it *Iterator) resume() bool {
+	parked := it.parked
+	it.parked = nil
+	seg := it.segs[it.i]
+	sf, _, err := it.p.acquire(seg)
+	if err != nil {
+		it.err = it.p.segmentGone(err, it.parkOff)
+		return false
+	}
+	if sf != parked && !sameFile(sf.log, it.parkedAt) {
+		it.p.release(sf)
+		it.err = fmt.Errorf("read %s: segment %s was replaced while it was being read (read it again)", it.p.name, seg.path(format.LogExt))
+		return false
+	}
+	if err := it.scan(sf, seg); err != nil {
+		it.err = err
+		return false
+	}
+	if it.parkPos > 0 || it.parkOff != seg.base {
+		it.sc.StartAt(it.parkPos, it.parkOff)
+	}
+	return true
+}
+
+// sameFile reports whether f is open on the file fi describes.
+func sameFile(f file, fi os.FileInfo) bool {
+	now, err := f.Stat()
+	return err == nil && os.SameFile(now, fi)
 }
 
 // nextSegment moves on to the segment after the current one, whose floor

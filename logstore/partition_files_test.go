@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,27 @@ func pfWrite(t *testing.T, s *Store, opts WriterOptions, from, to int) {
 	}
 }
 
+// pfSegments makes t/0 of records "value N" for offsets [0, n), in
+// segments of segmentBytes, at least want of them, and opens it (closed
+// at the test's end).
+func pfSegments(t *testing.T, segmentBytes int64, n, want int) (*Store, *Partition) {
+	t.Helper()
+	s := Open(t.TempDir())
+	if err := s.CreateTopic("t", 1, Settings{SegmentBytes: segmentBytes}); err != nil {
+		t.Fatal(err)
+	}
+	pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, n)
+	p, err := s.OpenPartition("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	if len(p.segs) < want {
+		t.Fatalf("%d segments; the test needs %d or more", len(p.segs), want)
+	}
+	return s, p
+}
+
 func pfLookup(t *testing.T, p *Partition, o uint64) {
 	t.Helper()
 	it, err := p.Read(o)
@@ -65,15 +87,15 @@ func TestPartitionKeepsFewSegmentsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.segs) < 4*maxOpenSegments {
-		t.Fatalf("only %d segments; the test needs many more than %d", len(p.segs), maxOpenSegments)
+	if len(p.segs) < 4*maxKeptOpen {
+		t.Fatalf("only %d segments; the test needs many more than %d", len(p.segs), maxKeptOpen)
 	}
 	before := openFDs(t)
 	for o := uint64(0); o < 3500; o += 3 {
 		pfLookup(t, p, o)
 	}
-	if held := openFDs(t) - before; held > 2*maxOpenSegments {
-		t.Errorf("%d descriptors held after lookups in %d segments; want at most %d", held, len(p.segs), 2*maxOpenSegments)
+	if held := openFDs(t) - before; held > 2*maxKeptOpen {
+		t.Errorf("%d descriptors held after lookups in %d segments; want at most %d", held, len(p.segs), 2*maxKeptOpen)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
@@ -114,19 +136,7 @@ func TestPartitionKeptIndexGrows(t *testing.T) {
 // NoLongerAvailableError. (This process's sweeps are seen at once:
 // TestRetentionReadAcrossSweep.)
 func TestPartitionNoticesKeptSegmentDeleted(t *testing.T) {
-	s := Open(t.TempDir())
-	if err := s.CreateTopic("t", 1, Settings{SegmentBytes: 400}); err != nil {
-		t.Fatal(err)
-	}
-	pfWrite(t, s, WriterOptions{Sync: SyncNever}, 0, 60)
-	p, err := s.OpenPartition("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if len(p.segs) < 3 {
-		t.Fatalf("%d segments; the test needs 3 or more", len(p.segs))
-	}
+	_, p := pfSegments(t, 400, 60, 3)
 	first := p.segs[0]
 	pfLookup(t, p, first.base+1)
 	if p.open[first.base] == nil {
@@ -206,5 +216,131 @@ func TestPartitionLookupReadsOneRecord(t *testing.T) {
 				pfLookup(t, p, o)
 			}
 		})
+	}
+}
+
+// Partitions opened together (every partition of a topic, read in turn)
+// keep, between them, no more segments open than one Partition may: the
+// bound is the process's, not each partition's.
+func TestPartitionsShareKeptOpenBound(t *testing.T) {
+	const parts = 300
+	s := Open(t.TempDir())
+	if err := s.CreateTopic("t", parts, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	for p := range parts {
+		w, err := s.OpenWriter("t", p, WriterOptions{Sync: SyncNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := w.Append(time.Now().UnixNano(), nil, []byte(fmt.Sprintf("value %d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := openFDs(t)
+	var open []*Partition
+	for p := range parts {
+		pt, err := s.OpenPartition("t", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, pt)
+		pfLookup(t, pt, 1) // a lookup: the .log and the .index kept
+	}
+	if held := openFDs(t) - before; held > 2*maxKeptOpen {
+		t.Errorf("%d descriptors held by %d partitions after a lookup each; want at most %d", held, parts, 2*maxKeptOpen)
+	}
+	for _, pt := range open {
+		pfLookup(t, pt, 2) // those let go of open again
+		if err := pt.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if held := openFDs(t) - before; held > 0 {
+		t.Errorf("%d descriptors still open after Close", held)
+	}
+}
+
+// A parked iterator holds no file; the next Next opens the segment again
+// and returns the same record once more, then reads on, across segments.
+// A segment deleted meanwhile is NoLongerAvailableError; one replaced by
+// another file under its name is an error, not other bytes read as if
+// they were the same.
+func TestIteratorPark(t *testing.T) {
+	s, p := pfSegments(t, 300, 60, 4)
+	it, err := p.Read(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	it.Park() // before any Next: nothing to give again
+	for o := uint64(3); o < 60; o++ {
+		if !it.Next() || it.Record().Offset != o {
+			t.Fatalf("want offset %d: %v", o, it.Err())
+		}
+		it.Park()
+		if it.sf != nil || it.sc != nil {
+			t.Fatal("a parked iterator holds its files")
+		}
+		if !it.Next() {
+			t.Fatalf("no record after Park at %d: %v", o, it.Err())
+		}
+		if r := it.Record(); r.Offset != o || string(r.Value) != fmt.Sprintf("value %d", o) {
+			t.Fatalf("after Park: offset %d %q, want %d again", r.Offset, r.Value, o)
+		}
+	}
+	if it.Next() || it.Err() != nil {
+		t.Fatalf("past the end: %v", it.Err())
+	}
+
+	// Parked in the first segment, which retention then deletes.
+	it2, err := p.Read(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it2.Close()
+	if !it2.Next() {
+		t.Fatal(it2.Err())
+	}
+	it2.Park()
+	if err := s.deleteSegment(p.segs[0]); err != nil {
+		t.Fatal(err)
+	}
+	var gone *NoLongerAvailableError
+	if it2.Next() || !errors.As(it2.Err(), &gone) {
+		t.Fatalf("a parked segment deleted: %v, want NoLongerAvailableError", it2.Err())
+	}
+
+	// Parked in the second, which is then replaced by another file.
+	it3, err := p.Read(p.segs[1].base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it3.Close()
+	if !it3.Next() {
+		t.Fatal(it3.Err())
+	}
+	it3.Park()
+	keptOpen.mu.Lock()
+	keptOpen.forget(p.open[p.segs[1].base]) // closed, as the process-wide bound closes it
+	keptOpen.mu.Unlock()
+	log := p.segs[1].path(format.LogExt)
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log+".new", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(log+".new", log); err != nil {
+		t.Fatal(err)
+	}
+	if it3.Next() || it3.Err() == nil || !strings.Contains(it3.Err().Error(), "was replaced while it was being read") {
+		t.Fatalf("a parked segment replaced: %v", it3.Err())
 	}
 }

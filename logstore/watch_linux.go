@@ -14,10 +14,11 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// dirWatch tells a follower when its partition directory changes, through
-// inotify. A watch on a directory also reports IN_MODIFY of the files in
-// it, so one watch covers appends (and cuts), new segments, deleted ones,
-// and the directory itself moved away or removed.
+// dirWatch tells a FollowSet when its partition directories change,
+// through one inotify instance with a watch per directory. A watch on a
+// directory also reports IN_MODIFY of the files in it, so one watch covers
+// appends (and cuts), new segments, deleted ones, and the directory itself
+// moved away or removed.
 //
 // The inotify descriptor is non-blocking and handed to the runtime's
 // poller (os.NewFile), so waiting parks the goroutine instead of a thread,
@@ -26,17 +27,17 @@ import (
 type dirWatch struct {
 	f   *os.File
 	fd  int // f's descriptor, for inotify_add_watch; not used after close
-	wd  int // the current watch, -1 before the first
 	buf []byte
 }
 
-// watchEvents sums up a batch of inotify events.
+// watchEvents sums up a batch of inotify events for one watch.
 type watchEvents uint8
 
 const (
 	evData    watchEvents = 1 << iota // a .log file was written or cut
 	evEntries                         // a .log file appeared, went, or was renamed
 	evSelf                            // the directory was moved or removed, or events were lost
+	evIgnored                         // the kernel dropped the watch (its directory is gone)
 )
 
 const watchMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM |
@@ -45,82 +46,97 @@ const watchMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_D
 // longAgo is a read deadline that has passed: it wakes a waiting read.
 var longAgo = time.Unix(1, 0)
 
-func newDirWatch(dir string) (*dirWatch, error) {
+func newDirWatch() (*dirWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
 	// An event is at most 16 bytes and a NAME_MAX name; reads take as many
 	// whole events as fit.
-	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, wd: -1, buf: make([]byte, 16<<10)}
+	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, buf: make([]byte, 16<<10)}
 	// Without the poller a read could not be woken: that is no watch.
 	if err := w.f.SetReadDeadline(time.Time{}); err != nil {
 		w.close()
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	if err := w.add(dir); err != nil {
-		w.close()
-		return nil, err
-	}
 	return w, nil
 }
 
-// add watches dir (again: after the directory at that path was replaced,
-// or moved away and back) and drops the watch before, if it was another.
-func (w *dirWatch) add(dir string) error {
-	wd, err := unix.InotifyAddWatch(w.fd, dir, watchMask)
+// add watches the directory at path and returns the watch's descriptor:
+// the same one again for a directory watched already.
+func (w *dirWatch) add(path string) (int, error) {
+	wd, err := unix.InotifyAddWatch(w.fd, path, watchMask)
 	if err != nil {
-		return &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+		return -1, &os.PathError{Op: "inotify_add_watch", Path: path, Err: err}
 	}
-	if w.wd >= 0 && w.wd != wd {
-		// It may be gone already, with the directory it watched.
-		_, _ = unix.InotifyRmWatch(w.fd, uint32(w.wd))
-	}
-	w.wd = wd
-	return nil
+	return wd, nil
 }
 
-// wait blocks until events that matter arrive, timeout passes or ctx is
-// done; the last two return no events and no error.
-func (w *dirWatch) wait(ctx context.Context, timeout time.Duration) (watchEvents, error) {
+// remove drops a watch. It may be gone already, with the directory it
+// watched.
+func (w *dirWatch) remove(wd int) {
+	_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+}
+
+// wait blocks until events arrive, timeout passes or ctx is done, and
+// hands what each watch saw to fn (wd -1 when events were lost: every
+// watch may have seen anything). Timeout and ctx return no error.
+func (w *dirWatch) wait(ctx context.Context, timeout time.Duration, fn func(wd int, ev watchEvents)) error {
 	// The deadline is set before the context can move it: a context done
 	// already always wins.
 	if err := w.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		return 0, fmt.Errorf("inotify: %w", err)
+		return fmt.Errorf("inotify: %w", err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = w.f.SetReadDeadline(longAgo) })
 	defer stop()
 	for {
 		n, err := w.f.Read(w.buf)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return 0, nil
+			return nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("read inotify events: %w", err)
+			return fmt.Errorf("read inotify events: %w", err)
 		}
-		if ev := w.parse(w.buf[:n]); ev != 0 {
-			return ev, nil
+		if w.parse(w.buf[:n], fn) {
+			return nil
 		}
 	}
 }
 
-// parse sums up the events in b. Index files are written right after the
+// parse hands the events in b to fn, a watch's events summed up, and
+// reports whether any mattered. Index files are written right after the
 // .log on every flush: waking for them too would triple the wakeups.
-func (w *dirWatch) parse(b []byte) watchEvents {
+func (w *dirWatch) parse(b []byte, fn func(wd int, ev watchEvents)) bool {
+	var wd int32 = -2
 	var ev watchEvents
+	mattered := false
+	flush := func() {
+		if ev != 0 {
+			fn(int(wd), ev)
+			mattered = true
+		}
+		ev = 0
+	}
 	for len(b) >= unix.SizeofInotifyEvent {
-		wd := int32(binary.NativeEndian.Uint32(b[0:]))
+		this := int32(binary.NativeEndian.Uint32(b[0:]))
 		mask := binary.NativeEndian.Uint32(b[4:])
 		n := int(binary.NativeEndian.Uint32(b[12:]))
 		end := min(unix.SizeofInotifyEvent+n, len(b))
 		name := bytes.TrimRight(b[unix.SizeofInotifyEvent:end], "\x00")
 		b = b[end:]
+		if mask&unix.IN_Q_OVERFLOW != 0 {
+			this = -1
+		}
+		if this != wd {
+			flush()
+			wd = this
+		}
 		switch {
 		case mask&unix.IN_Q_OVERFLOW != 0:
 			ev |= evData | evEntries | evSelf
-		case int(wd) != w.wd:
-			// A watch dropped for a directory replaced.
-		case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+		case mask&unix.IN_IGNORED != 0:
+			ev |= evSelf | evIgnored
+		case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT) != 0:
 			ev |= evSelf
 		case !bytes.HasSuffix(name, []byte(format.LogExt)):
 		case mask&unix.IN_MODIFY != 0:
@@ -129,7 +145,8 @@ func (w *dirWatch) parse(b []byte) watchEvents {
 			ev |= evEntries
 		}
 	}
-	return ev
+	flush()
+	return mattered
 }
 
 func (w *dirWatch) close() error { return w.f.Close() }

@@ -55,8 +55,12 @@ type Writer struct {
 	topic string
 	part  int
 	name  string
+	dir   string // the partition's
 	opts  WriterOptions
 	lock  *dirLock
+	// opened: the active segment was found and prepared (Open); its files
+	// are open unless Idle closed them.
+	opened bool
 
 	seg            segment
 	log, idx, tidx file
@@ -76,6 +80,7 @@ type Writer struct {
 	idxBuf         []byte
 	tidxBuf        []byte
 	bigHeader      []byte // header of a record too big for logBuf
+	unsynced       bool   // written to since its files were last all synced
 	failed         error
 	closed         bool
 }
@@ -98,8 +103,33 @@ func (s *Store) openWriter(topic string, partition int, opts WriterOptions) (*Wr
 	if err != nil {
 		return nil, err
 	}
+	w, err := s.lockWriter(t, partition, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Open(); err != nil {
+		w.lock.Unlock()
+		return nil, err
+	}
+	return w, nil
+}
+
+// LockWriter takes the writer lock of partition p of t, as OpenWriter
+// does, and returns its writer without opening the active segment: that
+// waits for the first Append (or Open). So a caller can lock every
+// partition of a topic before reading its input, so that a second writer
+// fails at once, while holding one descriptor for each (the lock) and
+// opening the segments of only those it writes to.
+func (s *Store) LockWriter(t *Topic, partition int, opts WriterOptions) (*Writer, error) {
+	if opts.LockWait == 0 {
+		opts.LockWait = DefaultLockWait
+	}
+	return s.lockWriter(t, partition, opts)
+}
+
+func (s *Store) lockWriter(t *Topic, partition int, opts WriterOptions) (*Writer, error) {
 	if partition < 0 || partition >= t.Partitions {
-		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", t.Name, t.Partitions-1, partition, ErrPartitionNotFound)
 	}
 	st := t.EffectiveSettings()
 	if opts.SegmentBytes <= 0 {
@@ -114,19 +144,79 @@ func (s *Store) openWriter(topic string, partition int, opts WriterOptions) (*Wr
 	if opts.Warn == nil {
 		opts.Warn = func(string) {}
 	}
-	w := &Writer{fs: s.fs, store: s, topic: topic, part: partition, opts: opts,
-		name: fmt.Sprintf("%s/%d", topic, partition)}
-	dir := s.PartitionDir(topic, partition)
-	w.lock, err = lockDir(dir, "partition "+w.name, opts.LockWait)
-	if err != nil {
+	w := &Writer{fs: s.fs, store: s, topic: t.Name, part: partition, opts: opts,
+		name: fmt.Sprintf("%s/%d", t.Name, partition), dir: s.PartitionDir(t.Name, partition)}
+	var err error
+	if w.lock, err = lockDir(w.dir, "partition "+w.name, opts.LockWait); err != nil {
 		return nil, err
 	}
-	if err := w.openActive(dir); err != nil {
-		w.closeFiles()
-		w.lock.Unlock()
-		return nil, fmt.Errorf("open %s for writing: %w", w.name, err)
-	}
 	return w, nil
+}
+
+// Open prepares the partition's active segment for appending, as
+// OpenWriter describes, unless that was done; a writer that Idle closed
+// opens its files again.
+func (w *Writer) Open() error {
+	switch {
+	case w.closed:
+		return fmt.Errorf("%s: %w", w.name, os.ErrClosed)
+	case w.failed != nil:
+		return fmt.Errorf("%s: %w: %v", w.name, ErrWriterFailed, w.failed)
+	case w.opened:
+		return w.reopen()
+	}
+	if err := w.openActive(w.dir); err != nil {
+		w.closeFiles()
+		return fmt.Errorf("open %s for writing: %w", w.name, err)
+	}
+	w.opened = true
+	return nil
+}
+
+// reopen opens the active segment's files again after Idle. Holding the
+// lock, this writer is the only one to change them: a .log of another
+// size than it left means someone else did, and nothing can go on.
+func (w *Writer) reopen() error {
+	if w.log != nil {
+		return nil
+	}
+	err := w.openSegmentFiles()
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = w.log.Stat(); err == nil && fi.Size() != w.logSize {
+			err = fmt.Errorf("%s is %d bytes, not the %d this writer left while it held the partition's lock: another program changed it (run 'seglog verify-crc %s')",
+				w.log.Name(), fi.Size(), w.logSize, w.topic)
+		}
+	}
+	if err != nil {
+		w.closeFiles()
+		return w.fail(fmt.Errorf("open %s again: %w", w.name, err))
+	}
+	return nil
+}
+
+// FilesOpen reports whether the writer holds its active segment's files
+// open: from its first Append (or Open) until Idle or Close.
+func (w *Writer) FilesOpen() bool { return w.log != nil }
+
+// Idle makes the writer hold nothing but its lock, as if closed and opened
+// again: what is buffered is written and, unless SyncNever, synced as
+// Close does (so Durable covers it), the segment files are closed and the
+// buffers freed. The next write opens the files again. A failed sync is as
+// fatal as anywhere.
+func (w *Writer) Idle() error {
+	if w.log == nil {
+		return nil
+	}
+	err := w.Flush()
+	if err == nil && w.opts.Sync != SyncNever && w.unsynced {
+		err = w.sync(true)
+	}
+	if cerr := w.closeFiles(); err == nil && cerr != nil {
+		err = w.fail(cerr)
+	}
+	w.logBuf, w.idxBuf, w.tidxBuf, w.bigHeader = nil, nil, nil, nil
+	return err
 }
 
 func (w *Writer) openActive(dir string) error {
@@ -325,6 +415,11 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 	if w.failed != nil {
 		return 0, fmt.Errorf("%s: %w: %v", w.name, ErrWriterFailed, w.failed)
 	}
+	if !w.opened {
+		if err := w.Open(); err != nil {
+			return 0, err
+		}
+	}
 	ts = max(ts, w.lastTS)
 	n := format.RecordLen(key, value)
 	if w.count > 0 && (w.logSize+int64(len(w.logBuf))+n > w.opts.SegmentBytes || ts-w.firstTS > int64(w.opts.RollAfter)) {
@@ -359,6 +454,35 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 	return rec.Offset, nil
 }
 
+// RunClock stamps the records of one run (an append, an import) so that
+// their timestamps strictly increase across every partition it writes,
+// never below a partition's last: tail -n and merged reads then show one
+// writer's records in the order it appended them. The clock is
+// read once per batch; the nanosecond steps are what keep the records of
+// a batch apart.
+type RunClock struct{ last int64 }
+
+// Stamp is the timestamp of the next record the run stamps itself, for
+// w, now being the clock reading: max(now, the run's last + 1ns, w's
+// last).
+func (c *RunClock) Stamp(now int64, w *Writer) int64 {
+	next := c.last + 1
+	if c.last == math.MaxInt64 {
+		next = c.last // the end of time: no later stamp exists
+	}
+	c.last = max(now, next, w.lastTS)
+	return c.last
+}
+
+// Keep is the timestamp of a record for w that brings its own, ts, raised
+// to w's last if older so the time index stays sorted; raised says
+// whether it was.
+func (c *RunClock) Keep(ts int64, w *Writer) (stamp int64, raised bool) {
+	stamp = max(ts, w.lastTS)
+	c.last = max(c.last, stamp)
+	return stamp, stamp != ts
+}
+
 // Buffered reports whether records wait to be written.
 func (w *Writer) Buffered() bool { return len(w.logBuf) > 0 }
 
@@ -376,6 +500,9 @@ func (w *Writer) write(unbuffered ...[]byte) error {
 	}
 	if len(w.logBuf) == 0 && len(unbuffered) == 0 {
 		return nil
+	}
+	if err := w.reopen(); err != nil {
+		return err
 	}
 	n, err := w.log.Write(w.logBuf)
 	for _, part := range unbuffered {
@@ -406,6 +533,7 @@ func (w *Writer) write(unbuffered ...[]byte) error {
 		startWriteback(w.tidx, &w.tidxWriteback, w.tidxSize)
 	}
 	w.resetBuffers()
+	w.unsynced = true
 	if w.opts.Sync == SyncBatch {
 		return w.sync(false)
 	}
@@ -518,6 +646,7 @@ func (w *Writer) sync(indexes bool) error {
 		}
 	}
 	w.durable = w.written
+	w.unsynced = w.unsynced && !indexes
 	return nil
 }
 
@@ -527,7 +656,7 @@ func (w *Writer) roll() error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if w.opts.Sync != SyncNever {
+	if w.opts.Sync != SyncNever && w.log != nil { // closed by Idle: synced then
 		if err := w.sync(true); err != nil {
 			return err
 		}
@@ -577,9 +706,12 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("%s: %w", w.name, os.ErrClosed)
 	}
 	w.closed = true
-	err := w.Flush()
-	if err == nil && w.opts.Sync != SyncNever {
-		err = w.sync(true)
+	var err error
+	if w.opened {
+		err = w.Flush()
+		if err == nil && w.opts.Sync != SyncNever && w.log != nil { // closed by Idle: synced then
+			err = w.sync(true)
+		}
 	}
 	if cerr := w.closeFiles(); err == nil {
 		err = cerr

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -1220,4 +1221,140 @@ func TestWriterUseAfterClose(t *testing.T) {
 	if err := w.Flush(); err == nil {
 		t.Error("Flush after Close succeeded")
 	}
+}
+
+// TestRunClock: a run's stamps strictly increase across writers, never
+// fall below a writer's last timestamp, and kept timestamps are only
+// raised to it.
+func TestRunClock(t *testing.T) {
+	s := Open(t.TempDir())
+	if err := s.CreateTopic("t", 2, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	var ws [2]*Writer
+	for p := range ws {
+		w, err := s.OpenWriter("t", p, WriterOptions{Sync: SyncNever})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		ws[p] = w
+	}
+	if _, err := ws[1].Append(5000, nil, []byte("later")); err != nil {
+		t.Fatal(err)
+	}
+	var c RunClock
+	var got []int64
+	for i, p := range []int{0, 1, 0, 0, 1} {
+		ts := c.Stamp(1000, ws[p]) // one clock reading for the batch
+		got = append(got, ts)
+		if _, err := ws[p].Append(ts, nil, []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int64{1000, 5000, 5001, 5002, 5003}; !slices.Equal(got, want) {
+		t.Errorf("stamps %v, want %v", got, want)
+	}
+	if ts, raised := c.Keep(4000, ws[0]); ts != 5002 || !raised {
+		t.Errorf("Keep(4000) below the partition's last 5002: %d, raised %v", ts, raised)
+	}
+	if ts, raised := c.Keep(9000, ws[0]); ts != 9000 || raised {
+		t.Errorf("Keep(9000): %d, raised %v", ts, raised)
+	}
+	if ts := c.Stamp(1000, ws[1]); ts != 9001 {
+		t.Errorf("after a kept 9000 the next stamp is %d, want 9001", ts)
+	}
+	c = RunClock{last: math.MaxInt64}
+	if ts := c.Stamp(1000, ws[1]); ts != math.MaxInt64 {
+		t.Errorf("at the end of time the stamp is %d, want it to stay there", ts)
+	}
+}
+
+// TestWriterIdle: a writer from LockWriter holds only its lock until its
+// first Append; Idle writes, syncs and closes its files keeping the lock;
+// it buffers while idle and opens its files again to write, across a
+// roll; a .log changed behind its back is refused; Close of a writer
+// never opened releases the lock.
+func TestWriterIdle(t *testing.T) {
+	s := wtStore(t, "t", 2, Settings{SegmentBytes: 200})
+	topic, err := s.Topic("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.LockWriter(topic, 0, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.FilesOpen() {
+		t.Fatal("LockWriter opened the segment files")
+	}
+	if _, err := s.OpenWriter("t", 0, WriterOptions{LockWait: time.Millisecond}); err == nil {
+		t.Fatal("a second writer got the partition LockWriter holds")
+	}
+	wtAppend(t, w, 10, "", "first")
+	if !w.FilesOpen() {
+		t.Fatal("no files open after the first Append")
+	}
+	if err := w.Idle(); err != nil {
+		t.Fatal(err)
+	}
+	if w.FilesOpen() || w.Durable() != 1 || w.Written() != 1 {
+		t.Fatalf("after Idle: files open %v, durable %d, written %d; want closed, both 1", w.FilesOpen(), w.Durable(), w.Written())
+	}
+	// Idle, it buffers without opening its files; writing opens them.
+	wtAppend(t, w, 20, "", "second")
+	if w.FilesOpen() {
+		t.Fatal("a buffered Append opened the files")
+	}
+	if err := w.Flush(); err != nil || !w.FilesOpen() {
+		t.Fatalf("Flush: %v, files open %v", err, w.FilesOpen())
+	}
+	// Records past the segment size roll, also from an idle writer.
+	for i := range 12 {
+		if err := w.Idle(); err != nil {
+			t.Fatal(err)
+		}
+		wtAppend(t, w, int64(30+i), "", fmt.Sprintf("record %02d with some padding", i))
+	}
+	wtClose(t, w)
+	recs := wtReadAll(t, s, "t", 0)
+	if len(recs) != 14 || string(recs[0].Value) != "first" || string(recs[13].Value) != "record 11 with some padding" {
+		t.Fatalf("read back %d records", len(recs))
+	}
+	if bases := wtBases(t, s.PartitionDir("t", 0)); len(bases) < 3 {
+		t.Errorf("segments %v: want the records rolled over several", bases)
+	}
+	wtCheckIndexes(t, s.PartitionDir("t", 0))
+
+	// A .log another program changed while the writer was idle.
+	w, err = s.LockWriter(topic, 1, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtAppend(t, w, 10, "", "mine")
+	if err := w.Idle(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.PartitionDir("t", 1), format.SegmentName(0, format.LogExt)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("foreign"))
+	f.Close()
+	wtAppend(t, w, 20, "", "after")
+	if err := w.Flush(); err == nil || !strings.Contains(err.Error(), "another program changed it") {
+		t.Errorf("Flush after the .log changed behind the writer: %v", err)
+	}
+	if _, err := w.Append(30, nil, []byte("x")); !errors.Is(err, ErrWriterFailed) {
+		t.Errorf("Append after that: %v, want the writer failed", err)
+	}
+	w.Close()
+
+	// Closing a writer that never opened its segment releases the lock.
+	w, err = s.LockWriter(topic, 0, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wtClose(t, w)
+	wtClose(t, wtOpen(t, s, "t", WriterOptions{}))
 }
