@@ -148,9 +148,10 @@ type Follower struct {
 	from  uint64 // records below it are passed over
 	fresh bool   // the scan holds no bytes read before reading last stopped
 	// parked: the set let go of seg's file (and the directory's); reading
-	// goes on at (parkPos, next) when the follower is woken.
+	// goes on at parkPos, offset parkOff, when the follower is woken.
 	parked  bool
 	parkPos int64
+	parkOff uint64
 	// later: a listing made before the open segment's bytes were last read
 	// named a segment after it, so it is closed. laterBase is the first
 	// such segment's base: if it is gone when reading moves on, retention
@@ -462,7 +463,7 @@ func (f *Follower) closeFiles() {
 // park lets go of the follower's files, keeping its place in the segment.
 func (f *Follower) park() {
 	if f.f != nil {
-		f.parkPos = f.sc.Pos()
+		f.parkPos, f.parkOff = f.sc.Pos(), f.sc.NextOffset()
 		f.closeSeg()
 		f.parked = true
 		f.rec = Record{} // nothing left to keep the buffer alive
@@ -500,8 +501,8 @@ func (f *Follower) resume() error {
 	if err := f.scan(); err != nil {
 		return err
 	}
-	if f.parkPos > 0 || f.next != f.seg.base {
-		f.sc.StartAt(f.parkPos, f.next)
+	if f.parkPos > 0 || f.parkOff != f.seg.base {
+		f.sc.StartAt(f.parkPos, f.parkOff)
 	}
 	return nil
 }
