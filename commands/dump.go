@@ -15,8 +15,16 @@ import (
 //	offset=3 pos=115 size=6 keylen=0 crc=0xde3f83dc ok ts=2023-11-14T22:13:20.300000000Z key=- value="no key"
 //	offset=10 pos=401 size=22 keylen=3 crc=0x9c2a23c2 BAD (computed 0x9c2b23c2) ts=2023-11-14T22:13:21.000000000Z key="crc" value="stored crc is wrong"
 //
+// With --skip-corrupt, each record skipped as damaged gets a line too, the
+// same fields as stored (? where the bytes do not hold them), crc
+// followed by BAD and what the CRC over the bytes is (or why none was
+// computed), and last a damage field saying what the verdict on it is:
+//
+//	offset=1 pos=29 size=1 keylen=0 crc=0x834fbd2b BAD (computed 0x9c2b23c2) ts=2023-11-14T22:13:20.000001000Z key=- value="b" damage="corrupt record at byte 29 (expected offset 1): crc mismatch ..."
+//
 // Always the same fields in the same order, each name=value with no space
-// inside (except the BAD note), so grep, awk and cut find them. size is
+// inside (except the BAD note and the damage), so grep, awk and cut find
+// them. size is
 // len(key)+len(value) as the header stores it; crc is the stored CRC,
 // followed by ok or by BAD and the CRC the contents really have. A record
 // without a key shows key=- (no quotes), which no key with bytes can look
@@ -60,14 +68,7 @@ func appendDumpHead(dst []byte, r logstore.Record, times *timeFormatter) []byte 
 	dst = strconv.AppendInt(dst, int64(len(r.Key)), 10)
 	dst = append(dst, " crc="...)
 	dst = appendHex32(dst, r.CRC)
-	if sum := format.Checksum(r.Timestamp, r.Key, r.Value); sum == r.CRC {
-		dst = append(dst, " ok"...)
-	} else {
-		dst = append(dst, " BAD (computed "...)
-		dst = appendHex32(dst, sum)
-		dst = append(dst, ')')
-	}
-	dst = append(dst, " ts="...)
+	dst = append(dst, " ok ts="...) // a record read is valid: its CRC matched
 	dst = times.append(dst, r.Timestamp)
 	if len(r.Key) == 0 {
 		dst = append(dst, " key=-"...)
@@ -124,4 +125,61 @@ func appendDumpEscaped(dst, s []byte) []byte {
 func dumpEscape8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	return (x|(x+ones))&highs != 0 || needsEscape8(x)
+}
+
+// maxDumpedDamage bounds the bytes of a damaged record a dump shows.
+const maxDumpedDamage = 64 << 10
+
+// writeDumpDamaged writes the dump line of a record skipped as damaged.
+func writeDumpDamaged(out *bufio.Writer, sk logstore.Skipped, times *timeFormatter) error {
+	d := sk.Damage
+	h := &d.Header
+	b := out.AvailableBuffer()
+	unknown := func(b []byte, name string) []byte { return append(append(b, name...), "=?"...) }
+	whole := d.HeaderOK && int64(len(sk.Bytes)) == h.RecordLen() && h.KeyLen <= h.Size
+	if d.HeaderOK {
+		b = append(b, "offset="...)
+		b = strconv.AppendUint(b, h.Offset, 10)
+	} else {
+		b = unknown(b, "offset")
+	}
+	b = append(b, " pos="...)
+	b = strconv.AppendInt(b, d.Pos, 10)
+	if d.HeaderOK {
+		b = append(b, " size="...)
+		b = strconv.AppendUint(b, uint64(h.Size), 10)
+		b = append(b, " keylen="...)
+		b = strconv.AppendUint(b, uint64(h.KeyLen), 10)
+		b = append(b, " crc="...)
+		b = appendHex32(b, h.CRC)
+		switch {
+		case sk.CRCOK && sk.CRC == h.CRC:
+			b = append(b, " ok"...)
+		case sk.CRCOK:
+			b = append(b, " BAD (computed "...)
+			b = appendHex32(b, sk.CRC)
+			b = append(b, ')')
+		default:
+			b = append(b, " BAD (the record runs past the end of the file)"...)
+		}
+		b = append(b, " ts="...)
+		b = times.append(b, h.Timestamp)
+	} else {
+		b = append(unknown(unknown(unknown(append(b, ' '), "size"), " keylen"), " crc"), " BAD (less than a header) ts=?"...)
+	}
+	if whole {
+		key, value := sk.Bytes[format.HeaderLen:format.HeaderLen+int64(h.KeyLen)], sk.Bytes[format.HeaderLen+int64(h.KeyLen):]
+		if len(key) == 0 {
+			b = append(b, " key=-"...)
+		} else {
+			b = append(appendDumpEscaped(append(b, ` key="`...), key), '"')
+		}
+		b = append(appendDumpEscaped(append(b, ` value="`...), value), '"')
+	} else {
+		b = append(b, " key=? value=?"...)
+	}
+	b = append(b, ` damage="`...)
+	b = appendDumpEscaped(b, []byte(d.Error()))
+	_, err := out.Write(append(b, '"', '\n'))
+	return err
 }

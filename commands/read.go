@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -441,7 +440,6 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 	defer it.Close()
 	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
 	var n int64
-	newest := int64(math.MinInt64) // the running maximum --until compares
 	for limit < 0 || n < limit {
 		if stop.Load() {
 			return n, errStopped
@@ -453,16 +451,30 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			var ce *logstore.CorruptionError
 			if o.skipCorrupt && errors.As(it.Err(), &ce) {
 				e.warn("skipping %s", errorLine(ce))
-				if it.SkipCorrupt() {
+				more := it.SkipCorrupt()
+				if sk := it.Skipped(); o.format == "dump" && sk.Damage != nil && sk.Damage == ce.Damage {
+					if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
+						return n, err
+					}
+				}
+				if more {
 					continue
 				}
 			}
 			break
 		}
 		r := it.Record()
-		newest = max(newest, r.Timestamp)
-		if o.until != nil && newest > *o.until {
-			break
+		if o.until != nil {
+			// A record's time is the running maximum of the partition's
+			// timestamps up to it, from its start, not from where this
+			// read started.
+			t, err := it.Time()
+			if err != nil {
+				return n, err
+			}
+			if t > *o.until {
+				break
+			}
 		}
 		if o.key != nil && !bytes.Equal(r.Key, o.key) {
 			gt.advance(ref.partition, r.Offset+1)

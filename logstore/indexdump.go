@@ -3,9 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -179,9 +177,11 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 	if nameErr != nil {
 		// A file not named after its base offset: the log's first record
 		// says it.
-		var h format.Header
-		if b := make([]byte, format.HeaderLen); readFull(lf, b) == nil && h.Decode(b) != format.ErrShort {
-			d.sum.Base = h.Offset
+		if off, ok, err := segfile.FirstOffset(d.logF); err != nil {
+			d.Close()
+			return nil, err
+		} else if ok {
+			d.sum.Base = off
 		}
 	}
 	if kind == TimeIndex {
@@ -196,12 +196,6 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		d.active = segs[len(segs)-1].base <= base
 	}
 	return d, nil
-}
-
-// readFull reads len(b) bytes from the start of f.
-func readFull(f *os.File, b []byte) error {
-	_, err := f.ReadAt(b, 0)
-	return err
 }
 
 // Summary describes the file; after Run, with the entries' verdicts.
@@ -259,31 +253,17 @@ func (d *IndexDump) Run(each func(IndexEntryInfo) error) (IndexSummary, error) {
 	return d.sum, nil
 }
 
-// dumpEntries hands each entry to emit unchecked, reading the file a block
-// at a time. A file that shrank since it was opened (a recover rebuilt it)
-// was dumped up to where it ends now.
+// dumpEntries hands each entry to emit unchecked. A file that shrank
+// since it was opened (a recover rebuilt it) was dumped up to where it
+// ends now.
 func (d *IndexDump) dumpEntries(emit func(IndexEntryInfo) error) error {
-	buf := make([]byte, idumpChunk)
-	for i := int64(0); i < d.sum.Entries; {
-		want := min(int64(len(buf)), (d.sum.Entries-i)*format.IndexEntryLen)
-		m, err := d.f.ReadAt(buf[:want], i*format.IndexEntryLen)
-		m -= m % format.IndexEntryLen
-		if m == 0 {
-			if err == nil || errors.Is(err, io.EOF) {
-				d.sum.Entries, d.sum.PartialBytes = i, 0
-				return nil
-			}
-			return fmt.Errorf("read %s: %w", d.sum.Path, err)
-		}
-		for b := buf[:m]; len(b) > 0; b = b[format.IndexEntryLen:] {
-			e, _ := format.ParseIndexEntry(b)
-			if err := emit(IndexEntryInfo{Entry: i, Offset: e.Offset, Value: e.Pos, RecordPos: -1}); err != nil {
-				return err
-			}
-			i++
-		}
+	n, err := segfile.ReadEntries(d.f, d.size, 0, func(i int64, e format.IndexEntry) error {
+		return emit(IndexEntryInfo{Entry: i, Offset: e.Offset, Value: e.Pos, RecordPos: -1})
+	})
+	if err == nil && n < d.sum.Entries {
+		d.sum.Entries, d.sum.PartialBytes = n, 0
 	}
-	return nil
+	return err
 }
 
 // DumpIndex opens the index file at path, runs each over its entries (see

@@ -1,10 +1,8 @@
 package logstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"math/bits"
@@ -12,10 +10,6 @@ import (
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
-
-// timelineChunk is how much of a .timeindex one read takes: entries are
-// read in order, so memory stays this much whatever the index's size.
-const timelineChunk = 64 << 10
 
 // Timeline counts the partition's records per time bucket: [from, to] cut
 // into buckets equal spans (see BucketStart), a record counted in the
@@ -140,35 +134,18 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 }
 
 // readTimeIndex calls take for each whole entry of a .timeindex, in file
-// order, reading it in chunks. A partial last entry is ignored.
+// order. A partial last entry is ignored; one that shrank meanwhile ends
+// where it ends now.
 func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
-	f, err := openRead(path)
+	f, size, err := openReadStat(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	n := fi.Size() / format.IndexEntryLen
-	// A section, not the open file: the index may grow (a writer) or shrink
-	// (recover) meanwhile; the entries there were at Stat are what is read.
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, n*format.IndexEntryLen), timelineChunk)
-	var b [format.IndexEntryLen]byte
-	for range n {
-		if _, err := io.ReadFull(r, b[:]); err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil // truncated meanwhile
-			}
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		e, _ := format.ParseTimeIndexEntry(b[:])
-		if err := take(e); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = segfile.ReadEntries(f, size, 0, func(_ int64, e format.IndexEntry) error {
+		return take(format.TimeIndexEntry{Offset: e.Offset, Timestamp: e.Pos})
+	})
+	return err
 }
 
 // scanTimeline reads seg's valid records from its start up to offset

@@ -277,15 +277,12 @@ func (w *Writer) openActive(dir string) error {
 		w.lastTS = previousLastTS(segs[len(segs)-2])
 	}
 	if w.idxSize, err = trimIndex(w.idx, func(b []byte) bool {
-		e, _ := format.ParseIndexEntry(b)
+		e := segfile.Entry(b)
 		return e.Offset < w.next && e.Pos < w.logSize
 	}); err != nil {
 		return err
 	}
-	w.tidxSize, err = trimIndex(w.tidx, func(b []byte) bool {
-		e, _ := format.ParseTimeIndexEntry(b)
-		return e.Offset < w.next
-	})
+	w.tidxSize, err = trimIndex(w.tidx, func(b []byte) bool { return segfile.Entry(b).Offset < w.next })
 	w.idxWriteback, w.tidxWriteback = w.idxSize, w.tidxSize
 	return err
 }
@@ -554,15 +551,7 @@ func (w *Writer) Sync() error {
 // the whole records among those n bytes (and their index entries), cuts
 // the rest, and describes what happened.
 func (w *Writer) failedWrite(n int, werr error) error {
-	kept, records := int64(0), uint64(0)
-	for {
-		h, err := format.ParseHeader(w.logBuf[kept:])
-		if err != nil || kept+h.RecordLen() > int64(n) {
-			break
-		}
-		kept += h.RecordLen()
-		records++
-	}
+	kept, records := segfile.WholeRecords(w.logBuf, int64(n))
 	first := w.written
 	cause := pathErrCause(werr, w.log.Name())
 	msg := fmt.Sprintf("write %s: %v", w.log.Name(), cause)
@@ -591,15 +580,7 @@ func pathErrCause(err error, path string) error {
 
 // entriesBefore returns the leading index entries of buf whose offsets are
 // below next.
-func entriesBefore(buf []byte, next uint64) []byte {
-	i := 0
-	for ; i+format.IndexEntryLen <= len(buf); i += format.IndexEntryLen {
-		if e, _ := format.ParseIndexEntry(buf[i:]); e.Offset >= next {
-			break
-		}
-	}
-	return buf[:i]
-}
+func entriesBefore(buf []byte, next uint64) []byte { return buf[:segfile.EntriesBelow(buf, next)] }
 
 // appendAll writes b to an index file; on failure it cuts the file back so
 // no partial entry stays.
