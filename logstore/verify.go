@@ -659,7 +659,7 @@ func (s *verifyScan) damage(d *segfile.Damage) {
 	switch {
 	case errors.Is(d.Reason, segfile.ErrOverlap):
 		f.Kind = FindingOverlap
-	case d.Pos == 0 && errors.Is(d.Reason, format.ErrOffset) && d.Resumed && d.End == 0:
+	case d.Misnamed():
 		f.Kind = FindingMisnamed
 	}
 	if d.Class == segfile.Incomplete {
