@@ -198,9 +198,14 @@ func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*t
 			return nil, err
 		}
 		tp := &tailPart{ref: ref, p: p, index: len(parts), rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
-		if tp.start, tp.next, err = p.Bounds(); err != nil {
+		ext, err := p.Extent()
+		if err != nil {
 			return nil, err
 		}
+		if ext.Full {
+			return nil, errFullPartition(p.Name(), "tail")
+		}
+		tp.start, tp.next = ext.Start, ext.Next
 		if waited {
 			// A topic that appeared after tail started: all of it is new,
 			// as tail -F prints a file that appears from its first line.

@@ -241,13 +241,57 @@ func (p *Partition) Name() string { return p.name }
 // Dir is the partition's directory.
 func (p *Partition) Dir() string { return p.dir }
 
+// Extent is the offsets a partition holds: Start, its first, up to its
+// last valid record. Next is the offset after that record, unless Full:
+// the last record has offset 2^64-1, after which there is none, and Next
+// is that record's offset.
+type Extent struct {
+	Start, Next uint64
+	Full        bool
+}
+
+// Past reports whether off lies after the partition's last record.
+func (e Extent) Past(off uint64) bool { return off >= e.Next && !(e.Full && off == e.Next) }
+
+// Span is how many offsets lie from off (at least Start) to the last
+// record, whether or not records hold them all; at most 2^64-1.
+func (e Extent) Span(off uint64) uint64 {
+	off = max(off, e.Start)
+	if e.Past(off) {
+		return 0
+	}
+	n := e.Next - off
+	if e.Full && n < math.MaxUint64 {
+		n++
+	}
+	return n
+}
+
+// LastN is the first of the partition's last n offsets (Start when it
+// spans no more).
+func (e Extent) LastN(n uint64) uint64 {
+	if e.Span(e.Start) <= n {
+		return e.Start
+	}
+	if e.Full {
+		return e.Next - n + 1
+	}
+	return e.Next - n
+}
+
 // Bounds returns the first offset the partition holds and the offset after
-// its last valid record. Valid data ends at an incomplete tail; valid
-// records after a corrupt one count, as readers meet the damage and
-// report it when they get there.
+// its last valid record (see Extent for a full partition).
 func (p *Partition) Bounds() (start, next uint64, err error) {
+	e, err := p.Extent()
+	return e.Start, e.Next, err
+}
+
+// Extent finds the offsets the partition holds. Valid data ends at an
+// incomplete tail; valid records after a corrupt one count, as readers
+// meet the damage and report it when they get there.
+func (p *Partition) Extent() (Extent, error) {
 	if len(p.segs) == 0 {
-		return 0, 0, nil
+		return Extent{}, nil
 	}
 	active := p.segs[len(p.segs)-1]
 	end, err := segmentEnd(active, 0, true, false)
@@ -262,9 +306,9 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 		end, err = segmentEnd(active, 0, true, false)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
+		return Extent{}, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return p.segs[0].base, end.Next, nil
+	return Extent{Start: p.segs[0].base, Next: end.Next, Full: end.Full}, nil
 }
 
 // Record is a record read from a partition.

@@ -12,7 +12,8 @@ import (
 // PartitionStats describes a partition, as describe prints it.
 type PartitionStats struct {
 	Start    uint64 // first offset held
-	Next     uint64 // offset after the last valid record
+	Next     uint64 // offset after the last valid record (see Extent for Full)
+	Full     bool   // the last record has offset 2^64-1: nothing can be appended
 	Records  uint64 // valid records held (gaps between segments excluded)
 	Segments int
 	Bytes    int64 // of .log files
@@ -66,6 +67,7 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 		}
 		st.Bytes += sum.end.Limit
 		st.Next = max(st.Next, sum.end.Next)
+		st.Full = sum.end.Full
 		floor = sum.end.Next
 		if sum.records == 0 {
 			continue
