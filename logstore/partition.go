@@ -40,8 +40,8 @@ type Partition struct {
 // maxKeptOpen bounds how many segments' files the process keeps open
 // between reads, across all its Partitions, least recently used closed
 // first: random lookups over up to that many segments then cost two
-// preads, no open (~5 µs in 100 segments, against ~22 µs opening the
-// files), while a command reading thousands of segments, or every
+// preads and no open (docs/performance.md, "Lookup"), while a command
+// reading thousands of segments, or every
 // partition of a topic of thousands, keeps at most twice that many
 // descriptors. A low RLIMIT_NOFILE lowers it (keptOpenLimit).
 const maxKeptOpen = 128

@@ -24,8 +24,8 @@ const (
 )
 
 // flushAt is the buffered size at which a writer writes without being asked:
-// large writes are what make appending fast (PERF-ANCHORS: ~50× over a
-// write per record).
+// large writes, not a write per record, are what make appending fast
+// (docs/performance.md).
 const flushAt = 1 << 20
 
 // writebackEvery is how much data a SyncExit writer lets pile up in a
