@@ -31,7 +31,13 @@ var (
 
 // SegmentName is the file name of a segment's file with the given extension.
 func SegmentName(base uint64, ext string) string {
-	return fmt.Sprintf("%020d%s", base, ext)
+	var b [baseDigits + len(TimeIndexExt)]byte
+	digits := strconv.AppendUint(b[:0], base, 10)
+	n := copy(b[baseDigits-len(digits):], digits) // right-aligned in place
+	for i := range baseDigits - n {
+		b[i] = '0'
+	}
+	return string(append(b[:baseDigits], ext...))
 }
 
 // ParseSegmentName splits a segment file name into base offset and extension.

@@ -15,13 +15,14 @@ type Index struct {
 	n int64 // whole entries; a partial last entry is ignored
 	// The entries the last read returned, so that a search's answer is
 	// not read twice.
-	seen    [2]format.IndexEntry
+	seen    [3]format.IndexEntry
 	seenAt  int64 // entry number of seen[0]; -1 for none
 	seenLen int64
 	// The first and last entries, which every search starts from, for an
 	// index kept open between searches; endsN is the n they were read at.
 	ends  [2]format.IndexEntry
 	endsN int64
+	buf   [3 * format.IndexEntryLen]byte // read's, kept here so it does not escape per read
 }
 
 // NewIndex reads f, a .index or .timeindex of size bytes, from now on.
@@ -42,12 +43,13 @@ func (x *Index) pair(i int64) (uint64, int64, error) {
 	return e.Offset, e.Pos, err
 }
 
-// read returns entry i and, when n is 2, entry i+1, with one pread.
+// read returns entries i and i+n-1, reading the n (at most 3) from i
+// with one pread.
 func (x *Index) read(i, n int64) (format.IndexEntry, format.IndexEntry, error) {
 	if x.seenAt >= 0 && i >= x.seenAt && i+n <= x.seenAt+x.seenLen {
-		return x.seen[i-x.seenAt], x.seen[min(i+1-x.seenAt, 1)], nil
+		return x.seen[i-x.seenAt], x.seen[i+n-1-x.seenAt], nil
 	}
-	var b [2 * format.IndexEntryLen]byte
+	b := x.buf[:]
 	if _, err := x.f.ReadAt(b[:n*format.IndexEntryLen], i*format.IndexEntryLen); err != nil {
 		if !errors.Is(err, io.EOF) {
 			// An index that cannot be read is one that is not there: it is
@@ -128,9 +130,15 @@ func (x *Index) floorBy(target uint64, key func(offset uint64, v int64) uint64) 
 	if x.n == 0 {
 		return 0, false, nil
 	}
+	// Entries i and i+1, read with the one before: the entry found is
+	// confirmed by the walk from the one before it (Scanner.confirmEntry).
 	readTwo := func(i int64) (uint64, uint64, error) {
-		a, b, err := x.read(i, 2)
-		return key(a.Offset, a.Pos), key(b.Offset, b.Pos), err
+		if _, _, err := x.read(i-1, 3); err != nil {
+			return 0, 0, err
+		}
+		a, _ := x.known(i)
+		b, _ := x.known(i + 1)
+		return key(a.Offset, a.Pos), key(b.Offset, b.Pos), nil
 	}
 	first, last, err := x.firstAndLast()
 	if err != nil {

@@ -49,8 +49,14 @@ func (s *Scanner) SeekOffset(target uint64) error {
 	// When the search read the entry after too (an exact interpolation
 	// does), its position says how long the record is: a point lookup
 	// reads that record rather than a page.
+	// With the entry before known too, the first read starts there: the
+	// walk that confirms the entry reads the same bytes.
 	if next, ok := x.known(i + 1); ok && e.Offset == target && next.Pos > e.Pos {
-		s.r.firstRead(next.Pos - e.Pos)
+		from := e.Pos
+		if prev, ok := x.known(i - 1); ok && i > 0 && prev.Pos < e.Pos {
+			from = prev.Pos
+		}
+		s.r.firstRead(next.Pos - from)
 	}
 	for tries := 0; tries < 4 && i >= 0; tries++ {
 		ok, err := s.confirmEntry(i)
@@ -118,6 +124,20 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.seg.Base {
 		return false, nil
 	}
+	// The walk from the entry before first: it reads the bytes up to this
+	// entry's record in order.
+	walked := false
+	if i > 0 && e.Pos > 0 {
+		prev, err := x.entry(i - 1)
+		if err != nil {
+			return false, ioOnly(err)
+		}
+		if prev.Pos >= 0 && prev.Pos < e.Pos && prev.Offset < e.Offset {
+			if walked, err = s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true); err != nil {
+				return false, err
+			}
+		}
+	}
 	var h format.Header
 	if sound, err := s.sound(e.Pos, &h); err != nil || !sound || h.Offset != e.Offset {
 		return false, err
@@ -125,17 +145,8 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	if e.Pos == 0 {
 		return e.Offset == s.seg.Base && e.Offset >= s.seg.Floor, nil
 	}
-	if i > 0 {
-		prev, err := x.entry(i - 1)
-		if err != nil {
-			return false, ioOnly(err)
-		}
-		if prev.Pos >= 0 && prev.Pos < e.Pos && prev.Offset < e.Offset {
-			ok, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
-			if err != nil || ok {
-				return ok, err
-			}
-		}
+	if walked {
+		return true, nil
 	}
 	if ok, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false); err != nil || ok {
 		return ok, err
