@@ -56,6 +56,12 @@ var forbiddenExternal = map[string][]string{
 	"kafkabridge":               {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 }
 
+// kafkaClient is the Kafka protocol's module: outside tests only the
+// bridge speaks it (and the benchmark's stand-in cluster).
+const kafkaClient = "github.com/twmb/franz-go/"
+
+var kafkaSpeakers = []string{"kafkabridge", "bench/kafka"}
+
 func TestLayers(t *testing.T) {
 	seen := map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -100,6 +106,9 @@ func TestLayers(t *testing.T) {
 					t.Errorf("%s imports %s, which %s may not use", path, p, pkg)
 				}
 			default:
+				if strings.HasPrefix(p, kafkaClient) && !isTest && !slices.Contains(kafkaSpeakers, pkg) {
+					t.Errorf("%s imports %s: only %v may speak Kafka", path, p, kafkaSpeakers)
+				}
 				for _, prefix := range forbiddenExternal[pkg] {
 					if strings.HasPrefix(p, prefix) && !(isTest && pkg == "format") {
 						t.Errorf("%s imports %s, which %s may not use", path, p, pkg)
