@@ -63,7 +63,7 @@ func kafkaConnFlags() []cli.Flag {
 }
 
 // parseKafkaConn reads kafkaConnFlags. Certificate files are read here,
-// so a missing one fails before anything else is done, but as a runtime
+// so a missing one fails before anything connects, but as a runtime
 // error, not a usage one.
 func parseKafkaConn(c *cli.Context) (kafkabridge.Conn, error) {
 	k := kafkabridge.Conn{ClientID: c.String("client-id"), SASLMechanism: c.String("sasl-mechanism"),
