@@ -15,13 +15,15 @@ const module = "github.com/seglog/seglog"
 
 // layers is the import graph the tree is built to: for each package of
 // the module, the module's packages it may import. Dependencies flow one
-// way: format <- segfile <- logstore <- commands <- main. A package
-// missing here fails the test, so a new one is placed on purpose.
+// way: format <- segfile <- logstore <- kafkabridge <- commands <- main
+// (commands uses logstore directly too). A package missing here fails
+// the test, so a new one is placed on purpose.
 var layers = map[string][]string{
 	"format":                    {},
 	"logstore/internal/segfile": {"format"},
 	"logstore":                  {"format", "logstore/internal/segfile"},
-	"commands":                  {"format", "logstore"},
+	"kafkabridge":               {"logstore"},
+	"commands":                  {"format", "logstore", "kafkabridge"},
 	".":                         {"commands"},
 	// Tools beside the product.
 	"commands/gendocs":       {"commands"},
@@ -45,13 +47,20 @@ var forbiddenStd = map[string][]string{
 	"format": {"os", "os/exec", "syscall", "io/fs", "path/filepath", "net", "time"},
 }
 
-// forbiddenExternal are modules a layer may not use: the engine neither
-// prints nor parses command lines.
+// forbiddenExternal are modules a layer may not use: the engine and the
+// Kafka bridge neither print nor parse command lines.
 var forbiddenExternal = map[string][]string{
 	"format":                    {"github.com/"},
 	"logstore/internal/segfile": {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore":                  {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
+	"kafkabridge":               {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 }
+
+// kafkaClient is the Kafka protocol's module: outside tests only the
+// bridge speaks it (and the benchmark's stand-in cluster).
+const kafkaClient = "github.com/twmb/franz-go/"
+
+var kafkaSpeakers = []string{"kafkabridge", "bench/kafka"}
 
 func TestLayers(t *testing.T) {
 	seen := map[string]bool{}
@@ -97,6 +106,9 @@ func TestLayers(t *testing.T) {
 					t.Errorf("%s imports %s, which %s may not use", path, p, pkg)
 				}
 			default:
+				if strings.HasPrefix(p, kafkaClient) && !isTest && !slices.Contains(kafkaSpeakers, pkg) {
+					t.Errorf("%s imports %s: only %v may speak Kafka", path, p, kafkaSpeakers)
+				}
 				for _, prefix := range forbiddenExternal[pkg] {
 					if strings.HasPrefix(p, prefix) && !(isTest && pkg == "format") {
 						t.Errorf("%s imports %s, which %s may not use", path, p, pkg)

@@ -1,31 +1,22 @@
 package commands
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/kafkabridge"
 )
 
 // This file holds what 'seglog kafka export' and 'seglog kafka import'
-// share: the parent command, the connection flags, the client and its
-// errors, and the summary. The Kafka protocol is franz-go's.
+// share: the parent command, the connection flags and the summary. The
+// bridge itself is kafkabridge's.
 
 func kafkaCommand() *cli.Command {
 	return &cli.Command{
@@ -71,47 +62,37 @@ func kafkaConnFlags() []cli.Flag {
 	}
 }
 
-// kafkaConn is how to reach the cluster.
-type kafkaConn struct {
-	brokers        []string
-	tls            *tls.Config // nil: plaintext
-	mechanism      string      // "": no SASL
-	user, password string
-	clientID       string
-	dialTimeout    time.Duration
-	requestTimeout time.Duration
-}
-
-// parseKafkaConn reads kafkaConnFlags. Certificate files are read later,
-// by clientOptions: a missing file is a runtime error, not a usage one.
-func parseKafkaConn(c *cli.Context) (kafkaConn, error) {
-	k := kafkaConn{clientID: c.String("client-id"), mechanism: c.String("sasl-mechanism"),
-		user: c.String("sasl-user"), password: c.String("sasl-password")}
+// parseKafkaConn reads kafkaConnFlags. Certificate files are read here,
+// so a missing one fails before anything connects, but as a runtime
+// error, not a usage one.
+func parseKafkaConn(c *cli.Context) (kafkabridge.Conn, error) {
+	k := kafkabridge.Conn{ClientID: c.String("client-id"), SASLMechanism: c.String("sasl-mechanism"),
+		User: c.String("sasl-user"), Password: c.String("sasl-password")}
 	for _, b := range strings.Split(c.String("brokers"), ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			if _, _, err := net.SplitHostPort(b); err != nil {
 				return k, usagef("--brokers: %q is not HOST:PORT", b)
 			}
-			k.brokers = append(k.brokers, b)
+			k.Brokers = append(k.Brokers, b)
 		}
 	}
-	if len(k.brokers) == 0 {
+	if len(k.Brokers) == 0 {
 		return k, usagef("%s: --brokers HOST:PORT is required (or SEGLOG_KAFKA_BROKERS)", strings.TrimPrefix(c.Command.HelpName, "seglog "))
 	}
-	if k.clientID == "" {
+	if k.ClientID == "" {
 		return k, usagef("--client-id must not be empty")
 	}
-	switch k.mechanism {
+	switch k.SASLMechanism {
 	case "":
 		if c.IsSet("sasl-user") || c.IsSet("sasl-password") {
 			return k, usagef("--sasl-user and --sasl-password need --sasl-mechanism")
 		}
 	case "plain", "scram-sha-256", "scram-sha-512":
-		if k.user == "" {
-			return k, usagef("--sasl-mechanism %s needs --sasl-user", k.mechanism)
+		if k.User == "" {
+			return k, usagef("--sasl-mechanism %s needs --sasl-user", k.SASLMechanism)
 		}
 	default:
-		return k, usagef("--sasl-mechanism must be plain, scram-sha-256 or scram-sha-512, not %q", k.mechanism)
+		return k, usagef("--sasl-mechanism must be plain, scram-sha-256 or scram-sha-512, not %q", k.SASLMechanism)
 	}
 	if c.IsSet("tls-cert") != c.IsSet("tls-key") {
 		return k, usagef("--tls-cert and --tls-key go together")
@@ -119,7 +100,7 @@ func parseKafkaConn(c *cli.Context) (kafkaConn, error) {
 	for _, f := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"dial-timeout", &k.dialTimeout}, {"request-timeout", &k.requestTimeout}} {
+	}{{"dial-timeout", &k.DialTimeout}, {"request-timeout", &k.RequestTimeout}} {
 		d, err := parseDuration(c.String(f.name))
 		if err != nil || d <= 0 {
 			return k, usagef("--%s must be a duration above 0, not %q", f.name, c.String(f.name))
@@ -128,176 +109,31 @@ func parseKafkaConn(c *cli.Context) (kafkaConn, error) {
 	}
 	if c.Bool("tls") || c.IsSet("tls-ca") || c.IsSet("tls-cert") || c.Bool("tls-insecure-skip-verify") {
 		var err error
-		if k.tls, err = tlsConfig(c.String("tls-ca"), c.String("tls-cert"), c.String("tls-key"), c.Bool("tls-insecure-skip-verify")); err != nil {
+		if k.TLS, err = kafkabridge.TLSConfig(c.String("tls-ca"), c.String("tls-cert"), c.String("tls-key"), c.Bool("tls-insecure-skip-verify")); err != nil {
 			return k, err
 		}
 	}
 	return k, nil
 }
 
-// tlsConfig builds the client's TLS configuration from PEM files ("": none).
-func tlsConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca: %s holds no PEM certificate", caFile)
-		}
+// kafkaError is err from the bridge as the command returns it: settings
+// the client refuses are a usage error.
+func kafkaError(err error) error {
+	var se *kafkabridge.SettingsError
+	if errors.As(err, &se) {
+		return usagef("%v", se)
 	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
+	return err
 }
 
-// clientOptions are the franz-go options for the connection.
-func (k kafkaConn) clientOptions() []kgo.Opt {
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(k.brokers...),
-		kgo.ClientID(k.clientID),
-		kgo.DialTimeout(k.dialTimeout),
-		kgo.RetryTimeout(k.requestTimeout),
-		// Not RecordDeliveryTimeout: franz-go counts it from a record's
-		// timestamp, which for an export is when seglog stored it. A stall
-		// is caught by the exporter instead.
-		kgo.ProduceRequestTimeout(k.requestTimeout),
-	}
-	if k.tls != nil {
-		opts = append(opts, kgo.DialTLSConfig(k.tls))
-	}
-	if m := k.saslMechanism(); m != nil {
-		opts = append(opts, kgo.SASL(m))
-	}
-	return opts
-}
-
-func (k kafkaConn) saslMechanism() sasl.Mechanism {
-	switch k.mechanism {
-	case "plain":
-		return plain.Auth{User: k.user, Pass: k.password}.AsMechanism()
-	case "scram-sha-256":
-		return scram.Auth{User: k.user, Pass: k.password}.AsSha256Mechanism()
-	case "scram-sha-512":
-		return scram.Auth{User: k.user, Pass: k.password}.AsSha512Mechanism()
-	}
-	return nil
-}
-
-// connect makes a client with extra options and checks that a broker
-// answers, so that an unreachable cluster or a refused login fails at
-// once, within the timeouts, with an error that says which.
-func (k kafkaConn) connect(ctx context.Context, extra ...kgo.Opt) (*kgo.Client, error) {
-	cl, err := kgo.NewClient(append(k.clientOptions(), extra...)...)
-	if err != nil {
-		return nil, usagef("kafka: %v", err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, k.dialTimeout+k.requestTimeout)
-	defer cancel()
-	// A ping connects, logs in and asks for the broker's API versions.
-	if err := cl.Ping(pctx); err != nil {
-		cl.Close()
-		return nil, k.explain(err)
-	}
-	return cl, nil
-}
-
-// explain turns a client error into one line naming the brokers and what
-// went wrong.
-func (k kafkaConn) explain(err error) error {
-	brokers := strings.Join(k.brokers, ",")
-	var netErr net.Error
-	switch {
-	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState),
-		errors.Is(err, kerr.UnsupportedSaslMechanism), errors.Is(err, kerr.ClusterAuthorizationFailed):
-		who := "without SASL"
-		if k.mechanism != "" {
-			who = fmt.Sprintf("as %s with SASL %s", k.user, k.mechanism)
-		}
-		return fmt.Errorf("Kafka brokers %s: the login %s failed: %w", brokers, who, err)
-	case k.mechanism != "" && errors.Is(err, io.EOF):
-		// Some brokers hang up on a failed login rather than answer it.
-		return fmt.Errorf("Kafka brokers %s: the login as %s with SASL %s failed (the broker closed the connection: wrong user or password?): %w",
-			brokers, k.user, k.mechanism, err)
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr):
-		return fmt.Errorf("cannot reach Kafka brokers %s (dial timeout %v, request timeout %v): %w", brokers, k.dialTimeout, k.requestTimeout, err)
-	}
-	return fmt.Errorf("Kafka brokers %s: %w", brokers, err)
-}
-
-// kafkaTopic is what the cluster says about a topic.
-type kafkaTopic struct {
-	partitions int
-	maxMessage int64 // max.message.bytes, 0 when the cluster did not say
-}
-
-// describeKafkaTopic looks a topic up; exists is false when the cluster
-// does not have it.
-func (k kafkaConn) describeKafkaTopic(ctx context.Context, adm *kadm.Client, name string) (kafkaTopic, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, k.requestTimeout)
-	defer cancel()
-	details, err := adm.ListTopics(ctx, name)
-	if err != nil {
-		return kafkaTopic{}, false, k.explain(err)
-	}
-	d, ok := details[name]
-	if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
-		return kafkaTopic{}, false, nil
-	}
-	if d.Err != nil {
-		return kafkaTopic{}, false, k.explain(fmt.Errorf("topic %s: %w", name, d.Err))
-	}
-	return kafkaTopic{partitions: len(d.Partitions), maxMessage: maxMessageBytes(ctx, adm, name)}, true, nil
-}
-
-// maxMessageBytes is a topic's max.message.bytes, 0 if the cluster does
-// not say: the limit only makes an error message clearer.
-func maxMessageBytes(ctx context.Context, adm *kadm.Client, name string) int64 {
-	rc, err := adm.DescribeTopicConfigs(ctx, name)
-	if err != nil {
-		return 0
-	}
-	c, err := rc.On(name, nil)
-	if err != nil {
-		return 0
-	}
-	for _, kv := range c.Configs {
-		if kv.Key == "max.message.bytes" && kv.Value != nil {
-			n, _ := strconv.ParseInt(*kv.Value, 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// kafkaPartStats is what went through one partition.
+// kafkaPartStats is what went through one partition, as the JSON
+// summary has it.
 type kafkaPartStats struct {
 	Partition   int    `json:"partition"`
 	Records     int64  `json:"records"`
 	Bytes       int64  `json:"bytes"` // keys and values
 	FirstOffset *int64 `json:"first_offset"`
 	LastOffset  *int64 `json:"last_offset"`
-}
-
-// add counts a record at offset whose key and value are n bytes.
-func (s *kafkaPartStats) add(offset int64, n int) {
-	if s.FirstOffset == nil {
-		s.FirstOffset = new(int64)
-		*s.FirstOffset = offset
-	}
-	if s.LastOffset == nil {
-		s.LastOffset = new(int64)
-	}
-	*s.LastOffset = offset
-	s.Records++
-	s.Bytes += int64(n)
 }
 
 // kafkaSummary is what an export or import prints on stdout at the end:
@@ -311,6 +147,19 @@ type kafkaSummary struct {
 	Seconds    float64           `json:"seconds"`
 	PerSecond  float64           `json:"records_per_second"`
 	Partitions []*kafkaPartStats `json:"partitions"`
+}
+
+// newKafkaSummary is the summary of what the bridge moved.
+func newKafkaSummary(direction, topic, kafkaTopic string, moved kafkabridge.Summary) kafkaSummary {
+	s := kafkaSummary{Direction: direction, Topic: topic, KafkaTopic: kafkaTopic}
+	for _, p := range moved.Partitions {
+		ps := &kafkaPartStats{Partition: p.Partition, Records: p.Records, Bytes: p.Bytes}
+		if p.Records > 0 {
+			ps.FirstOffset, ps.LastOffset = &p.FirstOffset, &p.LastOffset
+		}
+		s.Partitions = append(s.Partitions, ps)
+	}
+	return s
 }
 
 func (s *kafkaSummary) print(e *env, asJSON bool, took time.Duration) error {

@@ -659,28 +659,3 @@ func TestKafkaImportChecksFirst(t *testing.T) {
 		t.Error("kafka import refused the position but created the topic")
 	}
 }
-
-// TestKafkaImportTimestamps: a Kafka record keeps its timestamp, raised to
-// the partition's newest when older; one without (-1) is stamped as
-// append stamps, strictly after the record before it in the run.
-func TestKafkaImportTimestamps(t *testing.T) {
-	_, addr := newKafka(t, kfake.SeedTopics(1, "ts"))
-	start := time.Now().UnixNano()
-	produce(t, addr,
-		&kgo.Record{Topic: "ts", Value: []byte("kept"), Timestamp: time.UnixMilli(1700000000123)},
-		&kgo.Record{Topic: "ts", Value: []byte("older"), Timestamp: time.UnixMilli(1600000000000)},
-		&kgo.Record{Topic: "ts", Value: []byte("none-1"), Timestamp: time.UnixMilli(-1)},
-		&kgo.Record{Topic: "ts", Value: []byte("none-2"), Timestamp: time.UnixMilli(-1)})
-	dir := t.TempDir()
-	mustRun(t, dir, "", "kafka", "import", "--brokers", addr, "ts")
-	lines := linesByPartition(t, dir, "ts")[0]
-	if len(lines) != 4 {
-		t.Fatalf("imported %d records, want 4", len(lines))
-	}
-	if lines[0].TimestampNS != 1700000000123000000 || lines[1].TimestampNS != 1700000000123000000 {
-		t.Errorf("timestamps %d, %d: want the first kept and the older one raised to it", lines[0].TimestampNS, lines[1].TimestampNS)
-	}
-	if a, b := lines[2].TimestampNS, lines[3].TimestampNS; a < start || b <= a {
-		t.Errorf("records without a timestamp got %d, %d: want the time of import (from %d), strictly increasing", a, b, start)
-	}
-}

@@ -21,6 +21,10 @@ import (
 // short whatever the topic's length, and apart from other topics'. The file
 // is only ever replaced whole (temporary, fsync, rename, directory fsync),
 // and only by an import holding the topic's writer locks.
+//
+// kafkabridge decides what the position means and when to save it; the
+// file is here because it is one of the data directory's, written like
+// them through the store's file system.
 const (
 	kafkaImportDir  = ".kafka-import"
 	kafkaImportFile = "position.json"

@@ -1,4 +1,4 @@
-package commands
+package kafkabridge
 
 import "github.com/twmb/franz-go/pkg/kgo"
 
