@@ -219,15 +219,10 @@ func corruptAdvice(err error, target string) error {
 	return fmt.Errorf("%w; --skip-corrupt reads past it, 'seglog recover %s --salvage' repairs the partition", err, target)
 }
 
-// errorLine renders err as the one line CLI.md asks for. Sentinel errors
-// carry their package's name ("logstore: topic not found"), which helps in
-// code and reads oddly to users.
+// errorLine renders err as one line (docs/cli.md). The packages' errors
+// are written to be read by users: they carry no package prefix.
 func errorLine(err error) string {
-	s := strings.ReplaceAll(err.Error(), "\n", " ")
-	for _, pkg := range []string{"logstore: ", "format: "} {
-		s = strings.ReplaceAll(s, pkg, "")
-	}
-	return s
+	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
 // checkTargetNames rejects bad topic names among the arguments of a

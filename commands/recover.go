@@ -467,7 +467,7 @@ func segmentNote(sr logstore.SegmentRecovery) string {
 		var ce *logstore.CorruptionError
 		if errors.As(sr.Problem, &ce) && !errors.Is(sr.Problem, logstore.ErrOverlap) {
 			p = fmt.Sprintf("corrupt record at byte %d (offset %d): %s; left in place", ce.Pos, ce.Offset,
-				strings.TrimPrefix(ce.Reason.Error(), "format: "))
+				ce.Reason.Error())
 		}
 		notes = append(notes, p)
 	}

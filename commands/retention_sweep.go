@@ -406,7 +406,7 @@ func (run *sweepRun) reason(ts logstore.TopicSweep, p logstore.PartitionSweep, s
 		s = fmt.Sprintf("future timestamps: newest %s is after now %s", run.stamp(ss.Newest), run.stamp(ts.Now))
 	case logstore.SweepDamaged:
 		s = fmt.Sprintf("newest timestamp unknown: damaged at byte %d of %s (%s); run 'seglog verify-crc %s' and 'seglog recover %s'",
-			ss.Damage.Pos, ss.Damage.Path, strings.TrimPrefix(ss.Damage.Reason.Error(), "format: "), p.Topic, p.Topic)
+			ss.Damage.Pos, ss.Damage.Path, ss.Damage.Reason.Error(), p.Topic, p.Topic)
 	case logstore.SweepAfterKept:
 		return "after a kept segment"
 	case logstore.SweepWriterLive:

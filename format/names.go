@@ -22,11 +22,11 @@ const MaxTopicLen = 249
 
 var (
 	// ErrSegmentName means a file name is not <20 digits>.log|.index|.timeindex.
-	ErrSegmentName = errors.New("format: not a segment file name")
+	ErrSegmentName = errors.New("not a segment file name")
 	// ErrTopicName means a topic or group name breaks the naming rules.
-	ErrTopicName = errors.New("format: invalid name")
+	ErrTopicName = errors.New("invalid name")
 	// ErrPartitionName means a directory name is not a partition number.
-	ErrPartitionName = errors.New("format: not a partition number")
+	ErrPartitionName = errors.New("not a partition number")
 )
 
 // SegmentName is the file name of a segment's file with the given extension.

@@ -18,15 +18,15 @@ const (
 
 var (
 	// ErrShort means the bytes end before the header or record does.
-	ErrShort = errors.New("format: not enough bytes")
+	ErrShort = errors.New("not enough bytes")
 	// ErrKeyLen means a header's keylen is larger than its size.
-	ErrKeyLen = errors.New("format: keylen larger than size")
+	ErrKeyLen = errors.New("keylen larger than size")
 	// ErrCRC means a record's stored CRC does not match its contents.
-	ErrCRC = errors.New("format: crc mismatch")
+	ErrCRC = errors.New("crc mismatch")
 	// ErrOffset means a record's offset is not the one its place requires
 	// (the previous record's + 1, or the segment's base offset). The codec
 	// never returns it; it is the reason callers give for that finding.
-	ErrOffset = errors.New("format: unexpected offset")
+	ErrOffset = errors.New("unexpected offset")
 )
 
 // Header is a record's fixed-size prefix.

@@ -34,11 +34,11 @@ const (
 
 var (
 	// ErrSimpleName means a file name is not <decimal digits>.store|.index.
-	ErrSimpleName = errors.New("format: not a simple store/index file name")
+	ErrSimpleName = errors.New("not a simple store/index file name")
 	// ErrFrameLen means a .store length field runs past the end of the
 	// file. The codec never returns it (it says ErrShort); it is the
 	// reason logstore gives when that is corruption, not a torn tail.
-	ErrFrameLen = errors.New("format: record length runs past the end of the .store file")
+	ErrFrameLen = errors.New("record length runs past the end of the .store file")
 )
 
 // ParseSimpleName splits a simple segment file name into base offset and

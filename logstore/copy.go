@@ -20,7 +20,7 @@ import (
 
 // ErrPartitionExists means a copy's destination partition is there
 // already, and replacing it was not asked for.
-var ErrPartitionExists = errors.New("logstore: destination partition exists")
+var ErrPartitionExists = errors.New("destination partition exists")
 
 // CopyOptions configure CopyPartition, ExportPartition and
 // ImportPartition.
@@ -721,7 +721,7 @@ func (b *partitionBuild) place(held *dirLock) error {
 
 // errTopicGone means the topic directory a partition was to go into is
 // gone.
-var errTopicGone = errors.New("logstore: destination topic went away")
+var errTopicGone = errors.New("destination topic went away")
 
 // placePartition renames the partition built into place under the
 // destination topic's maintenance lock (shared, as copies take it; held
@@ -798,7 +798,7 @@ func (b *partitionBuild) end(err *error) {
 
 // ErrInterrupted means a copy or import gave up when asked to
 // (CopyOptions.Interrupt), leaving nothing behind.
-var ErrInterrupted = errors.New("logstore: interrupted")
+var ErrInterrupted = errors.New("interrupted")
 
 // interrupted reports whether stop is closed.
 func interrupted(stop <-chan struct{}) bool {

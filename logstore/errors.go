@@ -3,25 +3,24 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 var (
 	// ErrTopicNotFound means the topic's directory does not exist.
-	ErrTopicNotFound = errors.New("logstore: topic not found")
+	ErrTopicNotFound = errors.New("topic not found")
 	// ErrTopicExists means create found the topic already there.
-	ErrTopicExists = errors.New("logstore: topic already exists")
+	ErrTopicExists = errors.New("topic already exists")
 	// ErrPartitionNotFound means a partition number is outside the topic
 	// or its directory is missing.
-	ErrPartitionNotFound = errors.New("logstore: partition not found")
+	ErrPartitionNotFound = errors.New("partition not found")
 	// ErrOverlap means a segment's records have offsets below the end of
 	// the segment before it.
 	ErrOverlap = segfile.ErrOverlap
 	// ErrWriterFailed means an earlier write or sync of this writer failed
 	// and it accepts nothing more.
-	ErrWriterFailed = errors.New("logstore: writer failed earlier")
+	ErrWriterFailed = errors.New("writer failed earlier")
 )
 
 // CorruptionError is a record that does not check out where a valid one
@@ -42,7 +41,7 @@ func (e *CorruptionError) Error() string {
 	if e.Offset >= 0 {
 		where += fmt.Sprintf(" (expected offset %d)", e.Offset)
 	}
-	what := reasonText(e.Reason)
+	what := e.Reason.Error()
 	if e.Damage != nil {
 		what = e.Damage.Explain()
 	}
@@ -51,15 +50,6 @@ func (e *CorruptionError) Error() string {
 
 func (e *CorruptionError) Unwrap() error { return e.Reason }
 
-// reasonText drops the "format: " / "logstore: " prefix of a sentinel, which
-// would read oddly in the middle of a sentence.
-func reasonText(err error) string {
-	s := err.Error()
-	if i := strings.Index(s, ": "); i > 0 && !strings.Contains(s[:i], " ") {
-		return s[i+2:]
-	}
-	return s
-}
 
 // OffsetRangeError is a requested offset outside what the partition holds.
 type OffsetRangeError struct {

@@ -191,7 +191,7 @@ const (
 
 // errReplaced unwinds what the follower was doing in a directory that
 // turned out to have been replaced (it has switched to the new one).
-var errReplaced = errors.New("logstore: partition directory replaced")
+var errReplaced = errors.New("partition directory replaced")
 
 // NewFollowSet returns an empty set of followers.
 func NewFollowSet(opts FollowOptions) *FollowSet {

@@ -125,7 +125,7 @@ func (c *gapCheck) err(advice string) error {
 
 // ErrInvalidGaps means a gaps file does not parse, or records a gap that
 // cannot be one.
-var ErrInvalidGaps = errors.New("logstore: invalid gaps file")
+var ErrInvalidGaps = errors.New("invalid gaps file")
 
 // recordGap adds g to the partition directory's gaps file, replacing the
 // file atomically.

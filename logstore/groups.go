@@ -36,7 +36,7 @@ const (
 )
 
 // ErrGroupNotFound means a group's directory does not exist.
-var ErrGroupNotFound = errors.New("logstore: group not found")
+var ErrGroupNotFound = errors.New("group not found")
 
 // Group is a consumer group's committed positions, held open under the
 // group's lock (flock on <data-dir>/.groups/NAME/, SPEC §4).

@@ -21,7 +21,7 @@ import (
 
 // ErrSymlink means a change would have gone through a symbolic link below
 // the data directory.
-var ErrSymlink = errors.New("logstore: symbolic link in the data directory")
+var ErrSymlink = errors.New("symbolic link in the data directory")
 
 // SymlinkError is a change refused because Path, below the data
 // directory, is a symbolic link.

@@ -95,11 +95,11 @@ func TestMissingPartitionsError(t *testing.T) {
 		runs []PartitionRange
 		want string
 	}{
-		{[]PartitionRange{{1, 1}}, "topic t: partition 1 of 0..5 is missing (D/1): logstore: partition not found"},
-		{[]PartitionRange{{1, 4}}, "topic t: partitions 1..4 of 0..5 are missing (D/1 to D/4): logstore: partition not found"},
-		{[]PartitionRange{{1, 1}, {3, 4}}, "topic t: partitions 1, 3..4 of 0..5 are missing (in D): logstore: partition not found"},
+		{[]PartitionRange{{1, 1}}, "topic t: partition 1 of 0..5 is missing (D/1): partition not found"},
+		{[]PartitionRange{{1, 4}}, "topic t: partitions 1..4 of 0..5 are missing (D/1 to D/4): partition not found"},
+		{[]PartitionRange{{1, 1}, {3, 4}}, "topic t: partitions 1, 3..4 of 0..5 are missing (in D): partition not found"},
 		{[]PartitionRange{{0, 0}, {2, 2}, {4, 4}, {6, 6}, {8, 8}},
-			"topic t: partitions 0, 2, 4 and 2 more runs of 0..5 are missing (in D): logstore: partition not found"},
+			"topic t: partitions 0, 2, 4 and 2 more runs of 0..5 are missing (in D): partition not found"},
 	}
 	for _, tc := range tests {
 		err := &MissingPartitionsError{Topic: "t", Dir: "D", Count: 6, Missing: tc.runs}

@@ -858,7 +858,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		case recTail:
 			d := sc.damage[0]
 			sr.Cut = &RecoverCut{From: d.pos, To: sc.size, Offset: d.offset,
-				Reason: "incomplete record at the end of the active segment (" + reasonText(d.reason) + "), cut by recover"}
+				Reason: "incomplete record at the end of the active segment (" + d.reason.Error() + "), cut by recover"}
 		case recSplit:
 			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: run0.next, Whole: true}
 		}
@@ -918,7 +918,7 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 			ValidBytes: r.end - r.pos, Index: IndexCreated, TimeIndex: IndexCreated, Interval: sp.interval,
 			SplitFrom: sr.Name})
 	}
-	why := fmt.Sprintf("corrupt record at byte %d (expected offset %d): %s", d0.pos, d0.offset, reasonText(d0.reason))
+	why := fmt.Sprintf("corrupt record at byte %d (expected offset %d): %s", d0.pos, d0.offset, d0.reason.Error())
 	sr.Cut.Reason = fmt.Sprintf("%s; the whole segment as it was before recover --salvage split it: bytes %d..%d were cut", why, sc.runs[0].end, sc.size)
 	if len(moved) > 0 {
 		sr.Cut.Reason += ", records " + strings.Join(moved, ", ")
@@ -949,7 +949,7 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 			continue
 		}
 		g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
-			d.pos, logPath, d.offset, reasonText(d.reason))}
+			d.pos, logPath, d.offset, d.reason.Error())}
 		sp.gaps = append(sp.gaps, len(p.rep.Gaps))
 		p.rep.Gaps = append(p.rep.Gaps, g)
 	}

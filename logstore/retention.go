@@ -43,7 +43,7 @@ import (
 
 // ErrNoRetention means a sweep has no rule for a topic: none was given and
 // the topic stores none.
-var ErrNoRetention = errors.New("logstore: no retention set")
+var ErrNoRetention = errors.New("no retention set")
 
 // RetentionOptions control RetentionSweep.
 type RetentionOptions struct {

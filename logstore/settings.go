@@ -15,7 +15,7 @@ import (
 
 // ErrInvalidSettings means a topic's settings file holds something other
 // than the settings create stores.
-var ErrInvalidSettings = errors.New("logstore: invalid topic settings")
+var ErrInvalidSettings = errors.New("invalid topic settings")
 
 // MaxSizeSetting bounds the byte sizes a topic stores (segment_bytes,
 // retention_bytes), as create's size flags do: under 2^62.

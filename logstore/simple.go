@@ -38,7 +38,7 @@ const (
 
 // ErrMixedLayout means a directory holds both seglog segments and simple
 // store files, so it is not safe to guess which to read.
-var ErrMixedLayout = errors.New("logstore: directory holds both seglog segments and simple store/index files")
+var ErrMixedLayout = errors.New("directory holds both seglog segments and simple store/index files")
 
 // MixedLayoutError is ErrMixedLayout with one file of each kind.
 type MixedLayoutError struct {

@@ -228,7 +228,7 @@ func writeStreamJSON(tw *tar.Writer, name string, v any) error {
 }
 
 // ErrStream means an import's input is not a whole partition stream.
-var ErrStream = errors.New("logstore: not a whole partition stream")
+var ErrStream = errors.New("not a whole partition stream")
 
 // ImportPartition reads a stream ExportPartition wrote and makes it
 // partition part of topic, checked and placed the way CopyPartition places

@@ -312,7 +312,7 @@ const (
 )
 
 // errVerifyStopped ends a segment's check when the caller stopped Verify.
-var errVerifyStopped = errors.New("logstore: verify stopped")
+var errVerifyStopped = errors.New("verify stopped")
 
 // verifyShared is what the workers and the emitting goroutine share.
 type verifyShared struct {

@@ -10,7 +10,7 @@ import (
 
 // ErrOverlap means a record's offset is below the end of the segment
 // before it: the segment overlaps an earlier one.
-var ErrOverlap = errors.New("segfile: offset below the end of the previous segment")
+var ErrOverlap = errors.New("offset below the end of the previous segment")
 
 // Class is what a break in a segment's chain of valid records is.
 type Class int

@@ -112,7 +112,7 @@ func (x *Index) entry(i int64) (format.IndexEntry, error) {
 }
 
 // ErrUnsorted means the entries an index search read are out of order.
-var ErrUnsorted = errors.New("segfile: index entries out of order")
+var ErrUnsorted = errors.New("index entries out of order")
 
 // FloorBy finds the last entry whose key (computed from the entry's
 // offset and its position or timestamp) is <= target, keys ascending; see
