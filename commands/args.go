@@ -8,7 +8,7 @@ import (
 )
 
 // normalizeArgs rewrites a command line so urfave/cli, which stops parsing
-// flags at the first positional argument, sees what CLI.md promises:
+// flags at the first positional argument, sees what docs/cli.md promises:
 // flags anywhere (`read orders --offset 5` = `read --offset 5 orders`),
 // global flags after the command name too, and "--" ending flags so that
 // topics starting with '-' can be named. It returns
@@ -31,11 +31,24 @@ func normalizeArgs(app *cli.App, args []string) []string {
 	}
 	cmd := app.Command(args[i])
 	// `kafka export`: the subcommand's arguments are handled as a
-	// command's, global flags going before the command's name.
+	// command's, global flags going before the command's name, also those
+	// between the two names (`kafka -d DIR export`).
 	var chain []string
-	for cmd != nil && len(cmd.Subcommands) > 0 && i+1 < len(args) && cmd.Command(args[i+1]) != nil {
+	for cmd != nil && len(cmd.Subcommands) > 0 {
+		j := i + 1
+		for j < len(args) && isFlag(args[j]) {
+			args = splitAttached(app.Flags, args, j)
+			if !hasFlag(app.Flags, args[j]) {
+				break
+			}
+			j += flagSpan(app.Flags, args, j)
+		}
+		if j >= len(args) || cmd.Command(args[j]) == nil {
+			break
+		}
+		out = append(out, args[i+1:j]...)
 		chain = append(chain, args[i])
-		i++
+		i = j
 		cmd = cmd.Command(args[i])
 	}
 	if cmd == nil || len(cmd.Subcommands) > 0 {

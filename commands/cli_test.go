@@ -218,6 +218,14 @@ func TestFlagPlacement(t *testing.T) {
 	if got := readValues(t, dir, "t", -1); strings.Join(got, ",") != "a,b,c,d" {
 		t.Errorf("after append: %q", got)
 	}
+	// Global flags between "kafka" and its subcommand are global flags:
+	// the export fails on the topic, not on the flag.
+	for _, args := range [][]string{{"kafka", "-d", dir, "export", "nosuch"}, {"kafka", "-q", "-d", dir, "export", "nosuch"}} {
+		r := run(t, nil, append(args, "--brokers", "127.0.0.1:1")...)
+		if r.code != exitError || !strings.Contains(r.stderr, "nosuch") || strings.Contains(r.stderr, "not defined") {
+			t.Errorf("seglog %q: exit %d, stderr %q; want 1 naming topic nosuch", args, r.code, r.stderr)
+		}
+	}
 	// "--" makes a following -x a positional: a topic name, not a flag.
 	if r := run(t, nil, "read", "-d", dir, "--", "-x"); r.code != exitError || !strings.Contains(r.stderr, "-x") || strings.Contains(r.stderr, "unknown flag") {
 		t.Errorf("read -- -x: exit %d, stderr %q; want 1 naming topic -x", r.code, r.stderr)
