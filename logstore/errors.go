@@ -50,7 +50,6 @@ func (e *CorruptionError) Error() string {
 
 func (e *CorruptionError) Unwrap() error { return e.Reason }
 
-
 // OffsetRangeError is a requested offset outside what the partition holds.
 type OffsetRangeError struct {
 	Partition string // topic/partition or directory, for the message
