@@ -30,7 +30,8 @@ type Partition struct {
 	segs []segment
 
 	mu      sync.Mutex
-	firstTS map[uint64]int64 // first records' timestamps, by segment base
+	firstTS map[uint64]int64  // first records' timestamps, by segment base
+	floors  map[uint64]uint64 // precedingEnd of segments, by base
 
 	// Guarded by keptOpen.mu.
 	open   map[uint64]*segmentFiles // segments kept open between reads, by base
@@ -249,8 +250,7 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 	if len(p.segs) == 0 {
 		return 0, 0, nil
 	}
-	active := p.segs[len(p.segs)-1]
-	end, err := segmentEnd(active, 0, true, false)
+	next, err = activeNext(p.segs)
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
@@ -258,13 +258,82 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 		if lerr != nil || len(segs) == 0 {
 			break
 		}
-		p.segs, active = segs, segs[len(segs)-1]
-		end, err = segmentEnd(active, 0, true, false)
+		p.segs = segs
+		next, err = activeNext(segs)
+	}
+	if err == nil {
+		start, err = partitionStart(p.segs)
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return p.segs[0].base, end.Next, nil
+	return start, next, nil
+}
+
+// partitionStart is the first offset a partition of segs holds: its first
+// segment's base offset, or its first record's when that is sound and
+// below it (the segment is misnamed).
+func partitionStart(segs []segment) (uint64, error) {
+	seg := segs[0]
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	off, ok, err := segfile.FirstOffset(osFile{f})
+	if err != nil || !ok || off >= seg.base {
+		return seg.base, err
+	}
+	// Sound: valid in a segment named after it.
+	seg.base = off
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, 0, len(segs) == 1), -1, segfile.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	if sc.Next() {
+		return off, nil
+	}
+	return segs[0].base, sc.Err()
+}
+
+// activeNext is the next offset of a partition made of segs: where the
+// active segment's valid data ends, never below where the segment before
+// ends (an active segment whose records all overlap it holds none).
+func activeNext(segs []segment) (uint64, error) {
+	i := len(segs) - 1
+	floor, err := precedingEnd(segs, i)
+	if err != nil {
+		return 0, err
+	}
+	end, err := segmentEnd(segs[i], floor, true, false)
+	return max(end.Next, floor), err
+}
+
+// floorOf is segs[i]'s floor (precedingEnd), kept once found: a closed
+// segment does not change.
+func (p *Partition) floorOf(i int) (uint64, error) {
+	if i == 0 {
+		return 0, nil
+	}
+	base := p.segs[i].base
+	p.mu.Lock()
+	f, ok := p.floors[base]
+	p.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := precedingEnd(p.segs, i)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", p.name, err)
+	}
+	p.mu.Lock()
+	if p.floors == nil {
+		p.floors = map[uint64]uint64{}
+	}
+	p.floors[base] = f
+	p.mu.Unlock()
+	return f, nil
 }
 
 // Record is a record read from a partition.
@@ -327,8 +396,20 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 		return it, nil
 	}
 	// The last segment with base <= from holds from, or from is in a gap
-	// after it, or before all of them.
+	// after it, or before all of them; unless the segment before goes on
+	// past from: then the records from holds are that one's, and those
+	// of this one below where it ends overlap it.
 	it.i = max(sort.Search(len(p.segs), func(i int) bool { return p.segs[i].base > from })-1, 0)
+	for ; ; it.i-- {
+		floor, err := p.floorOf(it.i)
+		if err != nil {
+			return nil, err
+		}
+		if from >= floor || it.i == 0 {
+			it.floor = floor
+			break
+		}
+	}
 	if err := it.open(); err != nil {
 		return nil, err
 	}
@@ -356,7 +437,9 @@ func (it *Iterator) open() error {
 	if err := it.scan(sf, seg); err != nil {
 		return err
 	}
-	if it.from > seg.base {
+	// A segment after the one from is in is read from its first byte:
+	// what of it is below its floor overlaps, wherever the read started.
+	if it.from > seg.base && it.from >= it.floor {
 		if err := it.sc.SeekOffset(it.from); err != nil {
 			return fmt.Errorf("read %s: %w", it.p.name, err)
 		}
@@ -509,9 +592,10 @@ func sameFile(f file, fi os.FileInfo) bool {
 }
 
 // nextSegment moves on to the segment after the current one, whose floor
-// is where the current one's valid data ended.
+// is where the current one's valid data ended, or the current one's own
+// floor when its records all overlap the segments before.
 func (it *Iterator) nextSegment() bool {
-	it.floor = it.sc.NextOffset()
+	it.floor = max(it.floor, it.sc.NextOffset())
 	it.release()
 	it.i++
 	if err := it.open(); err != nil {

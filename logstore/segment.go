@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -149,6 +150,23 @@ func segmentEnd(seg segment, floor uint64, active, fromStart bool) (segfile.End,
 		return end, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 	}
 	return end, nil
+}
+
+// precedingEnd is where the valid data of segs[i-1] ends, found from its
+// last confirmed index entry (0 for the first segment): the floor of
+// segs[i], whose records below it overlap the segment before. A view that
+// does not walk every segment from the first takes it for the floor;
+// segments before segs[i-1] are not looked at. A segment deleted meanwhile
+// (by a sweep) overlaps nothing.
+func precedingEnd(segs []segment, i int) (uint64, error) {
+	if i == 0 {
+		return 0, nil
+	}
+	end, err := segmentEnd(segs[i-1], 0, false, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	return end.Next, err
 }
 
 // corruption is the reader's error for damage: corrupt data, or (where a

@@ -57,7 +57,6 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 		return st, nil
 	}
 	st.Start = segs[0].base
-	st.Next = st.Start
 	floor := uint64(0)
 	for i, seg := range segs {
 		sum, err := summarize(seg, floor, i == len(segs)-1, st.Records == 0)
@@ -65,13 +64,18 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 			return st, err
 		}
 		st.Bytes += sum.end.Limit
-		st.Next = max(st.Next, sum.end.Next)
-		floor = sum.end.Next
+		// Offsets below the floor are taken, whatever a segment holds.
+		floor = max(floor, sum.end.Next)
+		st.Next = floor
 		if sum.records == 0 {
 			continue
 		}
 		if st.Records == 0 {
 			st.Oldest = sum.first
+			if i == 0 {
+				// A misnamed first segment holds offsets below its name.
+				st.Start = min(st.Start, sum.firstOff)
+			}
 		}
 		st.Records += sum.records
 		st.Newest = sum.end.LastTS
@@ -80,9 +84,10 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 }
 
 type segmentSummary struct {
-	end     segfile.End
-	records uint64
-	first   int64 // the first record's timestamp, when asked for
+	end      segfile.End
+	records  uint64
+	first    int64  // the first record's timestamp, when asked for
+	firstOff uint64 // and its offset
 }
 
 // summarize finds a segment's end and record count and, with wantFirst,
@@ -110,6 +115,6 @@ func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummar
 	defer sc.Close()
 	for !sc.Next() && sc.Err() == nil && sc.Resume() {
 	}
-	sum.first = sc.Header().Timestamp
+	sum.first, sum.firstOff = sc.Header().Timestamp, sc.Header().Offset
 	return sum, sc.Err()
 }
