@@ -262,7 +262,7 @@ func runAppend(e *env, o appendOptions) error {
 		e.warn("the timestamps of %d record%s were older than their partition's newest and were raised to it, so that its time index stays sorted "+
 			"(--timestamps now stamps every record with the time of append)", a.raised, plural(int(a.raised)))
 	}
-	a.summary()
+	a.summary(err != nil)
 	return err
 }
 
@@ -638,8 +638,9 @@ type partitionSummary struct {
 	LastOffset  uint64 `json:"last_offset"`
 }
 
-// summary prints on stderr what reached the files, per partition.
-func (a *appender) summary() {
+// summary prints on stderr what reached the files, per partition; after a
+// failure that wrote nothing, nothing (the error is the one line).
+func (a *appender) summary(failed bool) {
 	if a.e.quiet {
 		return
 	}
@@ -653,6 +654,9 @@ func (a *appender) summary() {
 		n := w.Written() - first
 		parts = append(parts, partitionSummary{Partition: p, Records: n, FirstOffset: first, LastOffset: w.Written() - 1})
 		total += n
+	}
+	if failed && total == 0 {
+		return // the error says it all: nothing was written
 	}
 	if a.o.jsonSummary {
 		b, _ := json.Marshal(struct {

@@ -289,8 +289,12 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 			if t.layout != "" {
 				oldest, newest = "-", "-"
 			}
+			next := strconv.FormatUint(st.Next, 10)
+			if st.Full {
+				next = "none (full)" // its last record has offset 2^64-1
+			}
 			row = []string{strconv.Itoa(p.partition),
-				strconv.FormatUint(st.Start, 10), strconv.FormatUint(st.Next, 10),
+				strconv.FormatUint(st.Start, 10), next,
 				strconv.FormatUint(st.Records, 10), strconv.Itoa(st.Segments),
 				humanSize(st.Bytes), oldest, newest, pidCell(st.WriterPid)}
 		}
@@ -381,6 +385,7 @@ type describePartitionJSON struct {
 	Partition int    `json:"partition"`
 	Start     uint64 `json:"start_offset"`
 	Next      uint64 `json:"next_offset"`
+	Full      bool   `json:"full,omitempty"` // next_offset is then the last record's: no offset follows 2^64-1
 	Records   uint64 `json:"records"`
 	Segments  int    `json:"segments"`
 	Bytes     int64  `json:"bytes"`
@@ -426,7 +431,7 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 			}
 			if p.err == nil {
 				st := p.stats
-				pj.Start, pj.Next, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Records, st.Segments, st.Bytes
+				pj.Start, pj.Next, pj.Full, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Full, st.Records, st.Segments, st.Bytes
 				if t.layout == "" {
 					pj.timesJSON = newTimesJSON(&times, st.Records, st.Oldest, st.Newest)
 				}

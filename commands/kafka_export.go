@@ -328,11 +328,15 @@ func exportStarts(gt *groupTracker, refs []partitionRef, o kafkaExportOptions) (
 		}
 		ep := &exportPart{ref: ref, p: p, stats: kafkaPartStats{Partition: ref.partition}}
 		parts = append(parts, ep)
-		start, next, err := p.Bounds()
+		ext, err := p.Extent()
 		if err != nil {
 			return parts, err
 		}
-		from, err := o.offset.start(p.Name(), start, next)
+		if ext.Full {
+			return parts, errFullPartition(p.Name(), "kafka export")
+		}
+		start, next := ext.Start, ext.Next
+		from, _, err := o.offset.start(p.Name(), ext, p.StartOfLast)
 		if err != nil {
 			return parts, err
 		}

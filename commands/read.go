@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -43,22 +44,34 @@ func parseOffset(s string) (offsetSpec, error) {
 }
 
 // start resolves the spec against the bounds of the partition called name.
-func (o offsetSpec) start(name string, start, next uint64) (uint64, error) {
+// start is the first offset to read of a partition holding e; none: the
+// spec names nothing there (the end of a full partition, after which no
+// offset exists). last finds where the partition's last n valid records
+// start (logstore.Partition.StartOfLast); nil takes its last n offsets.
+func (o offsetSpec) start(name string, e logstore.Extent, last func(logstore.Extent, uint64) (uint64, error)) (from uint64, none bool, err error) {
 	switch o.kind {
 	case "end":
-		return next, nil
+		return e.Next, e.Full, nil
 	case "last":
-		if next-start < o.n {
-			return start, nil
+		if last == nil {
+			return e.LastN(o.n), false, nil
 		}
-		return next - o.n, nil
+		from, err := last(e, o.n)
+		return from, false, err
 	case "at":
-		if o.n < start || o.n > next {
-			return 0, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: start, Next: next}
+		if o.n < e.Start || o.n > e.Next {
+			return 0, false, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: e.Start, Next: e.Next}
 		}
-		return o.n, nil
+		return o.n, false, nil
 	}
-	return start, nil
+	return e.Start, false, nil
+}
+
+// errFullPartition refuses, for a command that bounds a partition by the
+// offset after its last record, a partition where there is none.
+func errFullPartition(name, command string) error {
+	return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is, and %s needs an offset after it; read it with 'seglog read' (--offset -N for the last N)",
+		name, uint64(math.MaxUint64), command)
 }
 
 type readOptions struct {
@@ -403,13 +416,17 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		return 0, err
 	}
 	defer p.Close()
-	start, next, err := p.Bounds()
+	ext, err := p.Extent()
 	if err != nil {
 		return 0, err
 	}
-	from, err := o.offset.start(p.Name(), start, next)
-	if err != nil {
+	start, next := ext.Start, ext.Next
+	from, none, err := o.offset.start(p.Name(), ext, p.StartOfLast)
+	if err != nil || none {
 		return 0, err
+	}
+	if ext.Full && gt.grouped() {
+		return 0, errFullPartition(p.Name(), "read --group")
 	}
 	var it *logstore.Iterator
 	switch {

@@ -442,10 +442,15 @@ func segmentNote(sr logstore.SegmentRecovery) string {
 	switch {
 	case sr.SplitFrom != "":
 		notes = append(notes, "rescued from "+sr.SplitFrom)
+	case sr.RenamedTo != "":
+		notes = append(notes, "misnamed: its first record has another offset; renamed to "+sr.RenamedTo)
 	case sr.Cut != nil && sr.Cut.Whole:
 		s := fmt.Sprintf("corrupt record at byte %d: split", sr.Cut.From)
 		if len(sr.SplitInto) > 0 {
 			s += ", records after it moved to " + strings.Join(sr.SplitInto, ", ")
+		}
+		if sr.Removed {
+			s += "; removed, as nothing valid is left at its name"
 		}
 		if sr.Finished {
 			s += " (finishing an interrupted recover)"
@@ -516,6 +521,8 @@ type recoverSegmentJSON struct {
 	SplitFrom  *string         `json:"split_from"`
 	SplitInto  []string        `json:"split_into"`
 	Finished   bool            `json:"finished_interrupted_split"`
+	RenamedTo  *string         `json:"renamed_to"`
+	Removed    bool            `json:"removed"`
 	Problem    *string         `json:"problem"`
 }
 
@@ -564,9 +571,12 @@ func writeRecoverJSON(w io.Writer, run *recoverRun) error {
 		for _, sr := range rep.Segments {
 			sj := recoverSegmentJSON{Segment: sr.Name, Base: sr.Base, Size: sr.Size, Records: sr.Records, ValidBytes: sr.ValidBytes,
 				Index: string(sr.Index), TimeIndex: string(sr.TimeIndex), Interval: sr.Interval,
-				SplitInto: append([]string{}, sr.SplitInto...), Finished: sr.Finished}
+				SplitInto: append([]string{}, sr.SplitInto...), Finished: sr.Finished, Removed: sr.Removed}
 			if sr.SplitFrom != "" {
 				sj.SplitFrom = &sr.SplitFrom
+			}
+			if sr.RenamedTo != "" {
+				sj.RenamedTo = &sr.RenamedTo
 			}
 			if sr.Problem != nil {
 				p := errorLine(sr.Problem)

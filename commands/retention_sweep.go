@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -416,6 +417,8 @@ func (run *sweepRun) reason(ts logstore.TopicSweep, p logstore.PartitionSweep, s
 		return s
 	case logstore.SweepEmptyActive:
 		return "active segment, empty"
+	case logstore.SweepFull:
+		return fmt.Sprintf("active segment holding offset %d, the last there is: it cannot be rolled", uint64(math.MaxUint64))
 	}
 	if ss.SizeJudged {
 		s += "; " + sizeNo()

@@ -41,8 +41,8 @@ type Partition struct {
 // maxKeptOpen bounds how many segments' files the process keeps open
 // between reads, across all its Partitions, least recently used closed
 // first: random lookups over up to that many segments then cost two
-// preads, no open (~5 µs in 100 segments, against ~22 µs opening the
-// files), while a command reading thousands of segments, or every
+// preads and no open (docs/performance.md, "Lookup"), while a command
+// reading thousands of segments, or every
 // partition of a topic of thousands, keeps at most twice that many
 // descriptors. A low RLIMIT_NOFILE lowers it (keptOpenLimit).
 const maxKeptOpen = 128
@@ -242,15 +242,119 @@ func (p *Partition) Name() string { return p.name }
 // Dir is the partition's directory.
 func (p *Partition) Dir() string { return p.dir }
 
-// Bounds returns the first offset the partition holds and the offset after
-// its last valid record. Valid data ends at an incomplete tail; valid
-// records after a corrupt one count, as readers meet the damage and
-// report it when they get there.
-func (p *Partition) Bounds() (start, next uint64, err error) {
-	if len(p.segs) == 0 {
-		return 0, 0, nil
+// Extent is the offsets a partition holds: Start, its first, up to its
+// last valid record. Next is the offset after that record, unless Full:
+// the last record has offset 2^64-1, after which there is none, and Next
+// is that record's offset.
+type Extent struct {
+	Start, Next uint64
+	Full        bool
+}
+
+// Past reports whether off lies after the partition's last record.
+func (e Extent) Past(off uint64) bool { return off >= e.Next && !(e.Full && off == e.Next) }
+
+// Span is how many offsets lie from off (at least Start) to the last
+// record, whether or not records hold them all; at most 2^64-1.
+func (e Extent) Span(off uint64) uint64 {
+	off = max(off, e.Start)
+	if e.Past(off) {
+		return 0
 	}
-	next, err = activeNext(p.segs)
+	n := e.Next - off
+	if e.Full && n < math.MaxUint64 {
+		n++
+	}
+	return n
+}
+
+// LastN is the first of the partition's last n offsets (Start when it
+// spans no more).
+func (e Extent) LastN(n uint64) uint64 {
+	if e.Span(e.Start) <= n {
+		return e.Start
+	}
+	if e.Full {
+		return e.Next - n + 1
+	}
+	return e.Next - n
+}
+
+// StartOfLast is the offset of the first of the partition's last n valid
+// records, e being its Extent (e.Start when it holds no more than n).
+// Offsets no record holds (a gap between segments, records lost to
+// damage, a hole inside a segment) put it more than n offsets before the
+// end: the records of the last n offsets are counted, the range doubled
+// until it holds n of them or reaches e.Start, and the surplus passed
+// over. Records appended after e's end do not count. Memory stays
+// constant; the time is a read of about twice the records asked for, one
+// read of them where no offset is missing.
+func (p *Partition) StartOfLast(e Extent, n uint64) (uint64, error) {
+	if n == 0 {
+		return e.LastN(0), nil
+	}
+	for span := n; ; span = min(span, math.MaxUint64/2) * 2 {
+		from := e.LastN(span)
+		var held uint64
+		if err := p.walkValid(e, from, func(uint64) bool { held++; return true }); err != nil {
+			return 0, err
+		}
+		if held < n && from > e.Start {
+			continue
+		}
+		if held <= n {
+			return from, nil
+		}
+		surplus, first := held-n, from
+		err := p.walkValid(e, from, func(off uint64) bool {
+			if surplus == 0 {
+				first = off
+				return false
+			}
+			surplus--
+			return true
+		})
+		return first, err
+	}
+}
+
+// walkValid hands each valid record's offset from `from` to the end of e
+// to fn, going on after damage as read --skip-corrupt does, until fn
+// returns false.
+func (p *Partition) walkValid(e Extent, from uint64, fn func(off uint64) bool) error {
+	it, err := p.Read(from)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		for it.Next() {
+			if off := it.Record().Offset; e.Past(off) || !fn(off) {
+				return nil
+			}
+		}
+		var ce *CorruptionError
+		if !errors.As(it.Err(), &ce) || !it.SkipCorrupt() {
+			return it.Err() // nil at the end, also when damage ends the data
+		}
+	}
+}
+
+// Bounds returns the first offset the partition holds and the offset after
+// its last valid record (see Extent for a full partition).
+func (p *Partition) Bounds() (start, next uint64, err error) {
+	e, err := p.Extent()
+	return e.Start, e.Next, err
+}
+
+// Extent finds the offsets the partition holds. Valid data ends at an
+// incomplete tail; valid records after a corrupt one count, as readers
+// meet the damage and report it when they get there.
+func (p *Partition) Extent() (Extent, error) {
+	if len(p.segs) == 0 {
+		return Extent{}, nil
+	}
+	e, err := extentOf(p.segs)
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
@@ -259,34 +363,58 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 			break
 		}
 		p.segs = segs
-		next, err = activeNext(segs)
-	}
-	if err == nil {
-		start, err = partitionStart(p.segs)
+		e, err = extentOf(segs)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
+		return Extent{}, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return start, next, nil
+	return e, nil
 }
 
-// partitionStart is the first offset a partition of segs holds: its first
-// segment's base offset, or its first record's when that is sound and
-// below it (the segment is misnamed).
-func partitionStart(segs []segment) (uint64, error) {
-	seg := segs[0]
-	f, err := openRead(seg.path(format.LogExt))
+// extentOf is the Extent of a partition made of segs. Its next offset is
+// where the active segment's valid data ends, never below where the
+// segment before ends (an active segment whose records all overlap it
+// holds none); its start is the first segment's base offset, or that
+// segment's first record's when that is sound and below it (the segment
+// is misnamed).
+func extentOf(segs []segment) (Extent, error) {
+	i := len(segs) - 1
+	floor, err := precedingEnd(segs, i)
 	if err != nil {
-		return 0, err
+		return Extent{}, err
+	}
+	f, err := openRead(segs[i].path(format.LogExt))
+	if err != nil {
+		return Extent{}, err
 	}
 	defer f.Close()
-	off, ok, err := segfile.FirstOffset(osFile{f})
+	end, err := segmentEndOf(segs[i], osFile{f}, floor, true, false)
+	if err != nil {
+		return Extent{}, err
+	}
+	e := Extent{Start: segs[0].base, Next: max(end.Next, floor), Full: end.Full}
+	first := f
+	if i > 0 {
+		if first, err = openRead(segs[0].path(format.LogExt)); err != nil {
+			return Extent{}, err
+		}
+		defer first.Close()
+	}
+	e.Start, err = firstHeld(segs[0], osFile{first}, i == 0)
+	return e, err
+}
+
+// firstHeld is the first offset seg, a partition's first segment whose
+// .log is open as log, holds: its base offset, or its first record's when
+// that is sound and below it.
+func firstHeld(seg segment, log file, active bool) (uint64, error) {
+	off, ok, err := segfile.FirstOffset(log)
 	if err != nil || !ok || off >= seg.base {
 		return seg.base, err
 	}
 	// Sound: valid in a segment named after it.
-	seg.base = off
-	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, 0, len(segs) == 1), -1, segfile.Options{})
+	named := segment{dir: seg.dir, base: off}
+	sc, err := segfile.NewScanner(segfileSegment(named, log, nil, 0, active), -1, segfile.Options{})
 	if err != nil {
 		return 0, err
 	}
@@ -294,20 +422,7 @@ func partitionStart(segs []segment) (uint64, error) {
 	if sc.Next() {
 		return off, nil
 	}
-	return segs[0].base, sc.Err()
-}
-
-// activeNext is the next offset of a partition made of segs: where the
-// active segment's valid data ends, never below where the segment before
-// ends (an active segment whose records all overlap it holds none).
-func activeNext(segs []segment) (uint64, error) {
-	i := len(segs) - 1
-	floor, err := precedingEnd(segs, i)
-	if err != nil {
-		return 0, err
-	}
-	end, err := segmentEnd(segs[i], floor, true, false)
-	return max(end.Next, floor), err
+	return seg.base, sc.Err()
 }
 
 // floorOf is segs[i]'s floor (precedingEnd), kept once found: a closed

@@ -64,6 +64,8 @@ const (
 	IndexCreated IndexAction = "created"
 	// IndexLeft: not looked at, as the segment holds damage left in place.
 	IndexLeft IndexAction = "left"
+	// IndexRemoved: removed with its segment.
+	IndexRemoved IndexAction = "removed"
 )
 
 // RecoverOptions control Recover and RecoverTopic.
@@ -173,13 +175,20 @@ type SegmentRecovery struct {
 	// Finished: the split was begun by an interrupted recover and is
 	// finished by this one.
 	Finished bool
+	// RenamedTo names the .log a misnamed segment was renamed to: its
+	// records are all valid and lose no offset under their own name.
+	RenamedTo string
+	// Removed: nothing valid stays at the segment's name (its records
+	// were rescued into segments of their own, or are another segment's),
+	// so salvage removes its files rather than leave an empty segment.
+	Removed bool
 	// Problem is damage left in place in this segment, if any.
 	Problem error
 }
 
 // Changed reports whether anything is (or would be) done to the segment.
 func (sr *SegmentRecovery) Changed() bool {
-	return sr.Cut != nil || sr.SplitFrom != "" ||
+	return sr.Cut != nil || sr.SplitFrom != "" || sr.Removed || sr.RenamedTo != "" ||
 		(sr.Index != IndexKept && sr.Index != IndexLeft) || (sr.TimeIndex != IndexKept && sr.TimeIndex != IndexLeft)
 }
 
@@ -649,10 +658,11 @@ func recLinkedToLog(path, dir string) bool {
 type recAction int
 
 const (
-	recNone  recAction = iota // the .log is fine; its indexes may still need work
-	recTail                   // cut the active segment's incomplete tail
-	recSplit                  // salvage: rescued runs become segments, the damage is cut
-	recLeave                  // damage left in place (a problem)
+	recNone   recAction = iota // the .log is fine; its indexes may still need work
+	recTail                    // cut the active segment's incomplete tail
+	recSplit                   // salvage: rescued runs become segments, the damage is cut
+	recRename                  // a misnamed segment takes its first record's name
+	recLeave                   // damage left in place (a problem)
 )
 
 // recRun is a stretch of valid records with contiguous offsets.
@@ -693,6 +703,7 @@ func (sc *recScan) records() (n uint64, bytes int64) {
 type recSegPlan struct {
 	seg      segment
 	active   bool
+	floor    uint64 // where the segment before ends: offsets below are its
 	interval int
 	scan     recScan
 	idx      recIndexCheck // expected entries of runs[0] against the .index
@@ -807,6 +818,8 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			switch {
 			case conflict != nil:
 				sr.Problem = conflict
+			case sp.misnamedOnly():
+				sp.action = recRename
 			case opts.Salvage || slices.Contains(sp.present, true):
 				sp.action = recSplit
 				sr.Finished = slices.Contains(sp.present, true)
@@ -825,10 +838,18 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		case sp.action == recLeave:
 			sr.Records, sr.ValidBytes = sc.records()
 			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
-		case sp.action == recSplit && sp.inPlace:
+		case sp.action == recSplit && sp.inPlace, sp.action == recRename:
 			r1 := sc.runs[1]
 			sr.Records, sr.ValidBytes = r1.next-r1.first, r1.end-r1.pos
 			sr.Index, sr.TimeIndex = IndexRebuilt, IndexRebuilt
+			if sp.action == recRename {
+				sr.RenamedTo = format.SegmentName(r1.first, format.LogExt)
+			}
+		case sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1):
+			// Nothing valid at the segment's name, and a segment follows
+			// it: an empty segment there would only be in the way.
+			sr.Removed = true
+			sr.Index, sr.TimeIndex = IndexRemoved, IndexRemoved
 		default:
 			sr.Records, sr.ValidBytes = run0.next-run0.first, run0.end
 			sr.Index, sr.TimeIndex = sp.idx.action(), sp.tidx.action()
@@ -854,7 +875,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 					prevNext = max(prevNext, r.next)
 				}
 			}
-		case recLeave:
+		case recLeave, recRename:
 			prevNext = max(prevNext, sc.last().next)
 		default:
 			prevNext = max(prevNext, run0.next)
@@ -913,8 +934,8 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 		}
 	}
 	for j, d := range sc.damage {
-		// Offsets below the floor an overlap leaves are another segment's.
-		from := max(sc.runs[j].next, d.offset)
+		// Offsets below the floor are the segments' before.
+		from := max(sc.runs[j].next, d.offset, sp.floor)
 		var to uint64
 		switch {
 		case j+1 < len(sc.runs):
@@ -949,10 +970,9 @@ func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error 
 			// Nothing valid precedes the damage: the run stays in this
 			// segment, whose files are replaced by ones holding only it.
 			// Offsets only grow along a scan, so no other run can be here.
-			k, _ := slices.BinarySearchFunc(segs, sp.seg.base+1, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
-			if k < len(segs) && segs[k].base < r.next {
+			if other, ok := sp.otherSegmentIn(segs, r); ok {
 				return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot rescue them",
-					r.first, r.next-1, sp.seg.path(format.LogExt), segs[k].path(format.LogExt))
+					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
 			}
 			sp.inPlace = true
 			continue
@@ -974,13 +994,37 @@ func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error 
 			sp.present[j] = true
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
-		if i < len(segs) && segs[i].base < r.next {
+		if other, ok := sp.otherSegmentIn(segs, r); ok {
 			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
-				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt))
+				r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
 		}
 	}
 	return nil
+}
+
+// otherSegmentIn is the first segment but this one whose base offset is
+// among run r's offsets.
+func (sp *recSegPlan) otherSegmentIn(segs []segment, r recRun) (segment, bool) {
+	i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
+	for ; i < len(segs) && segs[i].base < r.next; i++ {
+		if segs[i].base != sp.seg.base {
+			return segs[i], true
+		}
+	}
+	return segment{}, false
+}
+
+// misnamedOnly reports whether the segment's only fault is its name: its
+// records are valid from its first byte to its last, and the offsets
+// between its name and its first record are no loss (they are the segment
+// before's, or above the first record).
+func (sp *recSegPlan) misnamedOnly() bool {
+	sc := &sp.scan
+	if len(sc.runs) != 2 || sp.present[1] {
+		return false
+	}
+	d, r := sc.damage[0], sc.runs[1]
+	return d.d.Misnamed() && r.pos == 0 && r.end == sc.size && r.first <= max(sc.runs[0].next, d.offset, sp.floor)
 }
 
 // recSamePrefix reports whether the file at path starts with bytes
@@ -1096,6 +1140,7 @@ func recInferInterval(seg segment) (int, error) {
 // writer would have written for runs[0] with the index files as it goes.
 func (sp *recSegPlan) scanSegment(floor uint64) error {
 	seg := sp.seg
+	sp.floor = floor
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
@@ -1218,6 +1263,8 @@ func (s *Store) recExecute(p *recPlan) error {
 			err = s.recCutTail(p, sp)
 		case recSplit:
 			err = s.recSplit(p, sp)
+		case recRename:
+			err = s.recRename(sp)
 		case recNone:
 			err = s.recFixIndexes(sp, sp.seg.path(format.LogExt))
 		}
@@ -1315,6 +1362,14 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		}
 		return nil
 	}
+	if sr.Removed {
+		// The cut: the .log goes (on a full disk, its hard link in
+		// quarantine stays the original's name).
+		if err := s.fs.Remove(logPath); err != nil {
+			return undo(err)
+		}
+		return s.recRemoveIndexes(sp.seg)
+	}
 	end := sc.runs[0].end
 	if c.Linked {
 		if replaced, err := s.recReplaceLog(f, logPath, end); err != nil {
@@ -1332,6 +1387,37 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		}
 	}
 	return s.recFixIndexes(sp, logPath)
+}
+
+// recRename gives a misnamed segment its first record's name: indexes for
+// the new name first, then the .log renamed, then the old indexes
+// removed. A crash between leaves only orphan indexes, which the next
+// recover removes.
+func (s *Store) recRename(sp *recSegPlan) error {
+	r := sp.scan.runs[1]
+	to := segment{dir: sp.seg.dir, base: r.first}
+	src, err := openRead(sp.seg.path(format.LogExt))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := s.recWriteIndexes(osFile{src}, r, sp.interval, to); err != nil {
+		return err
+	}
+	if err := s.fs.Rename(sp.seg.path(format.LogExt), to.path(format.LogExt), true); err != nil {
+		return fmt.Errorf("rename %s: %w", sp.seg.path(format.LogExt), err)
+	}
+	return s.recRemoveIndexes(sp.seg)
+}
+
+// recRemoveIndexes removes a segment's index files, once its .log is gone.
+func (s *Store) recRemoveIndexes(seg segment) error {
+	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+		if err := s.fs.Remove(seg.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return s.fs.SyncDir(seg.dir)
 }
 
 // recNoSpace tells a full disk (or quota).
@@ -1515,7 +1601,13 @@ func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
 			rebuild[x.ext] = true
 		}
 	}
-	if len(rebuild) == 0 {
+	var exts []string
+	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+		if rebuild[ext] {
+			exts = append(exts, ext)
+		}
+	}
+	if len(exts) == 0 {
 		return nil
 	}
 	src, err := openRead(logPath)
@@ -1523,56 +1615,66 @@ func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
 		return err
 	}
 	defer src.Close()
+	r := sp.scan.runs[0]
+	if err := s.recWriteIndexes(osFile{src}, recRun{end: r.end, first: sp.seg.base}, sp.interval, sp.seg, exts...); err != nil {
+		return fmt.Errorf("rebuild index of %s: %w", logPath, err)
+	}
+	return nil
+}
+
+// recWriteIndexes writes the named index files (both when none are
+// named) of seg as a writer with the interval would have for run r of
+// src, whose first record goes to byte 0 of seg: each through a temporary
+// file renamed into place.
+func (s *Store) recWriteIndexes(src file, r recRun, interval int, seg segment, exts ...string) error {
+	if len(exts) == 0 {
+		exts = []string{format.IndexExt, format.TimeIndexExt}
+	}
 	var files []file
-	var writers [2]*bufio.Writer
-	var err2 error
-	for i, ext := range []string{format.IndexExt, format.TimeIndexExt} {
-		if !rebuild[ext] {
-			continue
-		}
-		f, err := s.fs.OpenFile(sp.seg.path(ext)+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			err2 = err
+	w := map[string]*bufio.Writer{}
+	var err error
+	for _, ext := range exts {
+		var f file
+		if f, err = s.fs.OpenFile(seg.path(ext)+".tmp", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644); err != nil {
 			break
 		}
 		files = append(files, f)
-		writers[i] = bufio.NewWriterSize(f, 64<<10)
+		w[ext] = bufio.NewWriterSize(f, 64<<10)
 	}
-	var idx, tidx io.Writer
-	if writers[0] != nil {
-		idx = writers[0]
+	writer := func(ext string) io.Writer {
+		if b := w[ext]; b != nil {
+			return b
+		}
+		return nil
 	}
-	if writers[1] != nil {
-		tidx = writers[1]
+	if err == nil {
+		err = recWalkIndex(src, r.pos, r.end, r.first, interval, writer(format.IndexExt), writer(format.TimeIndexExt))
 	}
-	if err2 == nil {
-		err2 = recWalkIndex(osFile{src}, 0, sp.scan.runs[0].end, sp.seg.base, sp.interval, idx, tidx)
-	}
-	for _, w := range writers {
-		if w != nil && err2 == nil {
-			err2 = w.Flush()
+	for _, ext := range exts {
+		if b := w[ext]; b != nil && err == nil {
+			err = b.Flush()
 		}
 	}
 	for _, f := range files {
-		if err2 == nil {
-			err2 = f.Sync()
+		if err == nil {
+			err = f.Sync()
 		}
-		if cerr := f.Close(); err2 == nil {
-			err2 = cerr
-		}
-	}
-	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
-		if rebuild[ext] && err2 == nil {
-			err2 = s.renameIntoPlace(sp.seg.path(ext)+".tmp", sp.seg.path(ext), false)
+		if cerr := f.Close(); err == nil {
+			err = cerr
 		}
 	}
-	if err2 != nil {
-		for ext := range rebuild {
-			_ = s.fs.Remove(sp.seg.path(ext) + ".tmp")
+	for _, ext := range exts {
+		if err == nil {
+			err = s.renameIntoPlace(seg.path(ext)+".tmp", seg.path(ext), false)
 		}
-		return fmt.Errorf("rebuild index of %s: %w", logPath, err2)
 	}
-	return s.fs.SyncDir(sp.seg.dir)
+	if err != nil {
+		for _, ext := range exts {
+			_ = s.fs.Remove(seg.path(ext) + ".tmp")
+		}
+		return err
+	}
+	return s.fs.SyncDir(seg.dir)
 }
 
 // recRecordGap records a gap unless the same range is recorded already (a

@@ -937,7 +937,7 @@ func TestRecoverSalvageShapes(t *testing.T) {
 			recWriteSeg(t, dir, 5, f)
 			recWriteSeg(t, dir, 15, recSeg(all[15:16], 1))
 			return recOffsets([2]uint64{0, 5}, [2]uint64{6, 16})
-		}, "0:5 5:0 6:9 15:1", []string{"5..6"}},
+		}, "0:5 5:removed 6:9 15:1", []string{"5..6"}},
 		{"damaged active segment with a torn tail", func(t *testing.T, dir string) []uint64 {
 			recWriteSeg(t, dir, 0, recSeg(all[0:5], 1))
 			f := recSeg(all[5:15], 1)
@@ -953,6 +953,54 @@ func TestRecoverSalvageShapes(t *testing.T) {
 			recWriteSeg(t, dir, 30, recSeg(all[30:31], 4))
 			return recOffsets([2]uint64{0, 13}, [2]uint64{14, 31})
 		}, "0:13 14:16 30:1", []string{"13..14"}},
+		{"a closed segment of garbage only", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWrite(t, filepath.Join(dir, recName(10, ".log")), bytes.Repeat([]byte("garbage!"), 40))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 10}, [2]uint64{20, 25})
+		}, "0:10 10:removed 20:5", []string{"10..20"}},
+		{"garbage, then records above the segment's base", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			f := recSeg(all[13:20], 1)
+			recWrite(t, filepath.Join(dir, recName(10, ".log")), slices.Concat([]byte("garbage!"), f.log))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 10}, [2]uint64{13, 25})
+		}, "0:10 10:removed 13:7 20:5", []string{"10..13"}},
+		{"a segment named below its first record", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWriteSeg(t, dir, 5, recSeg(all[10:20], 1))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 25})
+		}, "0:10 5:10->10 20:5", nil},
+		{"a segment named above its first record", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWriteSeg(t, dir, 12, recSeg(all[10:20], 1))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 25})
+		}, "0:10 12:10->10 20:5", nil},
+		{"a segment named before offsets that are missing", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWriteSeg(t, dir, 10, recSeg(all[15:20], 1))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 10}, [2]uint64{15, 25})
+		}, "0:10 10:removed 15:5 20:5", []string{"10..15"}},
+		{"a segment partly overlapping the one before", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWriteSeg(t, dir, 5, recSeg(all[5:20], 1))
+			recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+			return recOffsets([2]uint64{0, 25})
+		}, "0:10 5:removed 10:10 20:5", nil},
+		{"a segment entirely inside the one before", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:15], 1))
+			recWriteSeg(t, dir, 10, recSeg(all[10:15], 1))
+			recWriteSeg(t, dir, 15, recSeg(all[15:20], 1))
+			return recOffsets([2]uint64{0, 20})
+		}, "0:15 10:removed 15:5", nil},
+		{"the active segment of garbage only", func(t *testing.T, dir string) []uint64 {
+			recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+			recWrite(t, filepath.Join(dir, recName(10, ".log")), bytes.Repeat([]byte("garbage!"), 40))
+			return recOffsets([2]uint64{0, 10})
+		}, "0:10 10:0", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -961,6 +1009,12 @@ func TestRecoverSalvageShapes(t *testing.T) {
 			readable := tc.make(t, dir)
 			p, _ := s.OpenPartition("t", 0)
 			_, nextBefore, _ := p.Bounds()
+			logsBefore := map[string][]byte{}
+			for name, b := range recPartitionFiles(t, dir) {
+				if strings.HasSuffix(name, ".log") {
+					logsBefore[name] = b
+				}
+			}
 
 			rep := recRecover(t, s, RecoverOptions{Salvage: true})
 			if len(rep.Problems) > 0 {
@@ -968,7 +1022,14 @@ func TestRecoverSalvageShapes(t *testing.T) {
 			}
 			var got []string
 			for _, sr := range rep.Segments {
-				got = append(got, fmt.Sprintf("%d:%d", sr.Base, sr.Records))
+				switch {
+				case sr.Removed:
+					got = append(got, fmt.Sprintf("%d:removed", sr.Base))
+				case sr.RenamedTo != "":
+					got = append(got, fmt.Sprintf("%d:%d->%s", sr.Base, sr.Records, strings.TrimLeft(strings.TrimSuffix(sr.RenamedTo, ".log"), "0")))
+				default:
+					got = append(got, fmt.Sprintf("%d:%d", sr.Base, sr.Records))
+				}
 			}
 			if strings.Join(got, " ") != tc.segments {
 				t.Errorf("segments %s, want %s", strings.Join(got, " "), tc.segments)
@@ -1003,6 +1064,31 @@ func TestRecoverSalvageShapes(t *testing.T) {
 					}
 				}
 			}
+			for _, seg := range segsAfter[:len(segsAfter)-1] {
+				if fi, err := os.Stat(seg.path(".log")); err != nil || fi.Size() == 0 {
+					t.Errorf("%s is left empty (%v)", recName(seg.base, ".log"), err)
+				}
+			}
+			// Every .log cut or removed is in quarantine as it was.
+			saved, _ := recQuarantine(t, s)
+			after := recPartitionFiles(t, dir)
+			for name, b := range logsBefore {
+				if a, ok := after[name]; ok && bytes.Equal(a, b) {
+					continue
+				}
+				renamed := false
+				for _, sr := range rep.Segments {
+					renamed = renamed || (sr.Name == name && sr.RenamedTo != "" && bytes.Equal(after[sr.RenamedTo], b))
+				}
+				found := renamed
+				for _, q := range saved {
+					found = found || bytes.Equal(q, b)
+				}
+				if !found {
+					t.Errorf("%s changed and is not in quarantine as it was", name)
+				}
+			}
+			recVerifyClean(t, s)
 			p, _ = s.OpenPartition("t", 0)
 			if _, next, _ := p.Bounds(); next != nextBefore {
 				t.Errorf("next offset %d, was %d", next, nextBefore)
@@ -1279,6 +1365,22 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		os.Remove(filepath.Join(dir, recName(10, ".timeindex")))
 		recWrite(t, filepath.Join(dir, recName(30, ".index")), nil)
 	}
+	misnamed := func(t *testing.T, s *Store) {
+		dir := s.PartitionDir("t", 0)
+		all := recRecs(0, 25)
+		recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+		recWriteSeg(t, dir, 7, recSeg(all[10:20], 1))
+		recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+	}
+	garbage := func(t *testing.T, s *Store) {
+		dir := s.PartitionDir("t", 0)
+		all := recRecs(0, 25)
+		recWriteSeg(t, dir, 0, recSeg(all[0:10], 1))
+		f := recSeg(all[13:20], 1)
+		recWriteSeg(t, dir, 10, f)
+		recWrite(t, filepath.Join(dir, recName(10, ".log")), slices.Concat([]byte("garbage!"), f.log))
+		recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
+	}
 	for _, tc := range []struct {
 		name    string
 		fixture func(*testing.T, *Store)
@@ -1287,6 +1389,8 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		{"salvage, second run salvage", salvage, RecoverOptions{Salvage: true}},
 		{"salvage, second run plain", salvage, RecoverOptions{}},
 		{"torn tail", tail, RecoverOptions{}},
+		{"misnamed segment renamed", misnamed, RecoverOptions{}},
+		{"garbage segment removed", garbage, RecoverOptions{Salvage: true}},
 	} {
 		fixture, second := tc.fixture, tc.second
 		t.Run(tc.name, func(t *testing.T) {

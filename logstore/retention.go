@@ -116,6 +116,9 @@ const (
 	SweepEmptyActive SweepReason = "active-empty"
 	// SweepUnderSize: only the size rule applies, and it keeps the segment.
 	SweepUnderSize SweepReason = "under-size"
+	// SweepFull: the active segment holds offset 2^64-1, the last there
+	// is: no segment can follow it, so it cannot be rolled.
+	SweepFull SweepReason = "full"
 )
 
 // RuleSource says where a rule a sweep applied came from.
@@ -517,6 +520,9 @@ func (sw *sweeper) judgeWalked(w *retWalk, damage *CorruptionError, ss *SegmentS
 		return
 	}
 	ss.Records = w.next - w.base
+	if w.full {
+		ss.Records++ // next stays at the last offset there is, which it holds
+	}
 	ss.Newest, ss.HasNewest = w.newest, ss.Records > 0
 	ss.Future = sw.future(ss)
 	switch {
@@ -545,6 +551,9 @@ func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
 		return nil
 	case l.end.First != nil && l.end.First.Class == segfile.Corrupt:
 		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, corruption(l.end.First)
+		return nil
+	case l.end.Full:
+		ss.Decision, ss.Reason = SweepKept, SweepFull
 		return nil
 	}
 	// Walked up to the valid data's end before locking: under the writer
@@ -638,6 +647,7 @@ type retWalk struct {
 	pos    int64  // where the next record is expected
 	next   uint64 // the offset it must carry
 	newest int64  // the running maximum of the timestamps seen
+	full   bool   // it holds offset 2^64-1 (next is that offset then)
 }
 
 func newRetWalk(seg segment) *retWalk {
@@ -674,7 +684,7 @@ func (w *retWalk) to(log file, limit int64) (*CorruptionError, error) {
 	for sc.Next() {
 		w.newest = runningMax(w.newest, sc.Header().Timestamp)
 	}
-	w.pos, w.next = sc.Pos(), sc.NextOffset()
+	w.pos, w.next, w.full = sc.Pos(), sc.NextOffset(), sc.Full()
 	if d := sc.Damage(); d != nil {
 		return corruption(d), nil
 	}

@@ -143,9 +143,14 @@ func segmentEnd(seg segment, floor uint64, active, fromStart bool) (segfile.End,
 		return segfile.End{}, err
 	}
 	defer f.Close()
+	return segmentEndOf(seg, osFile{f}, floor, active, fromStart)
+}
+
+// segmentEndOf is segmentEnd of seg, whose .log is open as log.
+func segmentEndOf(seg segment, log file, floor uint64, active, fromStart bool) (segfile.End, error) {
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	end, err := segfile.FindEnd(segfileSegment(seg, osFile{f}, idx, floor, active), fromStart)
+	end, err := segfile.FindEnd(segfileSegment(seg, log, idx, floor, active), fromStart)
 	if err != nil {
 		return end, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 	}

@@ -12,7 +12,8 @@ import (
 // PartitionStats describes a partition, as describe prints it.
 type PartitionStats struct {
 	Start    uint64 // first offset held
-	Next     uint64 // offset after the last valid record
+	Next     uint64 // offset after the last valid record (see Extent for Full)
+	Full     bool   // the last record has offset 2^64-1: nothing can be appended
 	Records  uint64 // valid records held (gaps between segments excluded)
 	Segments int
 	Bytes    int64 // of .log files
@@ -67,6 +68,7 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 		// Offsets below the floor are taken, whatever a segment holds.
 		floor = max(floor, sum.end.Next)
 		st.Next = floor
+		st.Full = sum.end.Full
 		if sum.records == 0 {
 			continue
 		}

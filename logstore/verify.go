@@ -659,7 +659,7 @@ func (s *verifyScan) damage(d *segfile.Damage) {
 	switch {
 	case errors.Is(d.Reason, segfile.ErrOverlap):
 		f.Kind = FindingOverlap
-	case d.Pos == 0 && errors.Is(d.Reason, format.ErrOffset) && d.Resumed && d.End == 0:
+	case d.Misnamed():
 		f.Kind = FindingMisnamed
 	}
 	if d.Class == segfile.Incomplete {
@@ -827,11 +827,13 @@ func (x *verifyIndex) kindName() string {
 // judged turns an entry's verdict into a finding. Entries naming damaged
 // records are left to the finding on the damage.
 func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
+	switch e.Verdict {
+	case segfile.VerdictOK, segfile.VerdictBackwards, segfile.VerdictCorruptRecord, segfile.VerdictUnchecked:
+		return nil // the common case: no words to make
+	}
 	f := Finding{Severity: SeverityProblem, Pos: e.Entry * format.IndexEntryLen, Offset: int64(e.Offset)}
 	what := fmt.Sprintf("%s %d", x.name(), e.Entry)
 	switch e.Verdict {
-	case segfile.VerdictOK, segfile.VerdictBackwards, segfile.VerdictCorruptRecord, segfile.VerdictUnchecked:
-		return nil
 	case segfile.VerdictPastEnd:
 		f.Severity, f.Kind = SeverityNote, FindingIndexStale
 		switch {

@@ -24,8 +24,8 @@ const (
 )
 
 // flushAt is the buffered size at which a writer writes without being asked:
-// large writes are what make appending fast (PERF-ANCHORS: ~50× over a
-// write per record).
+// large writes, not a write per record, are what make appending fast
+// (docs/performance.md).
 const flushAt = 1 << 20
 
 // writebackEvery is how much data a SyncExit writer lets pile up in a
@@ -71,6 +71,7 @@ type Writer struct {
 	firstTS        int64  // of the active segment's first record, when count > 0
 	lastTS         int64  // of the partition's last record
 	next           uint64 // offset the next Append gets
+	full           bool   // offset 2^64-1 was given out: next wrapped, and no Append may follow
 	written        uint64 // offset after the last record in the file
 	durable        uint64 // offset after the last record synced to disk
 	logWriteback   int64  // .log bytes below this were handed to writeback
@@ -427,6 +428,9 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 			return 0, err
 		}
 	}
+	if w.full {
+		return 0, fmt.Errorf("partition %s is full: offset %d was the last there is (offsets never wrap)", w.name, uint64(math.MaxUint64))
+	}
 	ts = max(ts, w.lastTS)
 	n := format.RecordLen(key, value)
 	if w.count > 0 && (w.logSize+int64(len(w.logBuf))+n > w.opts.SegmentBytes || ts-w.firstTS > int64(w.opts.RollAfter)) {
@@ -448,6 +452,7 @@ func (w *Writer) Append(ts int64, key, value []byte) (uint64, error) {
 	w.count++
 	w.lastTS = ts
 	w.next++
+	w.full = w.next == 0
 	if n > flushAt {
 		// Too big to buffer: written from where key and value are, so a
 		// 64 MiB record is never held twice.

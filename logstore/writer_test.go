@@ -1358,3 +1358,42 @@ func TestWriterIdle(t *testing.T) {
 	wtClose(t, w)
 	wtClose(t, wtOpen(t, s, "t", WriterOptions{}))
 }
+
+// Offsets never wrap: the writer gives out 2^64-1 as the last offset,
+// refuses the record after it, and refuses to open a partition that holds
+// it; nothing is written either time.
+func TestWriterLastOffset(t *testing.T) {
+	const top = uint64(math.MaxUint64)
+	s := wtStore(t, "t", 1, Settings{})
+	dir := s.PartitionDir("t", 0)
+	for _, ext := range []string{format.LogExt, format.IndexExt, format.TimeIndexExt} {
+		if err := os.Remove(filepath.Join(dir, recName(0, ext))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var recs []recRec
+	for o := top - 3; o < top; o++ {
+		recs = append(recs, recRec{off: o, ts: 1000, value: "v"})
+	}
+	recWriteSeg(t, dir, top-3, recSeg(recs, 1))
+
+	w := wtOpen(t, s, "t", WriterOptions{})
+	if off := wtAppend(t, w, 1000, "", "last"); off != top {
+		t.Fatalf("offset %d, want %d", off, top)
+	}
+	if off, err := w.Append(1000, nil, []byte("one too many")); err == nil || !strings.Contains(err.Error(), "offsets never wrap") {
+		t.Fatalf("Append past the last offset: offset %d, %v", off, err)
+	}
+	wtClose(t, w)
+	before := recPartitionFiles(t, dir)
+	offs, vals := recReadAll(t, s, 0)
+	if !slices.Equal(offs, []uint64{top - 3, top - 2, top - 1, top}) || vals[3] != "last" {
+		t.Fatalf("read back %v %q", offs, vals)
+	}
+
+	_, err := s.OpenWriter("t", 0, WriterOptions{LockWait: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "is full") {
+		t.Fatalf("OpenWriter on a full partition: %v", err)
+	}
+	recSameFiles(t, recPartitionFiles(t, dir), before)
+}

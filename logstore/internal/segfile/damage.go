@@ -117,6 +117,12 @@ func (d *Damage) Error() string {
 // Unwrap is the reason, for errors.Is.
 func (d *Damage) Unwrap() error { return d.Reason }
 
+// Misnamed reports whether the damage is only the segment's name: its
+// first record is sound and confirmed, with an offset other than the name's.
+func (d *Damage) Misnamed() bool {
+	return d.Pos == 0 && d.End == 0 && d.Resumed && errors.Is(d.Reason, format.ErrOffset)
+}
+
 // Explain says in words why the record at Pos fails, and what follows.
 func (d *Damage) Explain() string {
 	var b strings.Builder

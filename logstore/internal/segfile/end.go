@@ -83,7 +83,11 @@ func CountRecords(seg Segment, end End, interval int) (uint64, error) {
 		return end.Records, nil
 	}
 	if end.First == nil && seg.Index != nil && evenlyIndexed(seg, end, interval) {
-		return end.Next - max(seg.Base, seg.Floor), nil
+		n := end.Next - max(seg.Base, seg.Floor)
+		if end.Full {
+			n++ // Next stays at the last offset there is, which the segment holds
+		}
+		return n, nil
 	}
 	whole, err := FindEnd(seg, true)
 	return whole.Records, err

@@ -189,7 +189,8 @@ type IndexCheck struct {
 // NewIndexCheck checks the entries first..stop-1 (stop < 0: all) of the
 // index file f, size bytes long, of the segment with base offset base
 // whose data ends at byte limit, before offset next (math.MaxUint64 when
-// not known ahead), handing each verdict to emit in file order.
+// not known ahead, or when the segment holds that offset, the last there
+// is), handing each verdict to emit in file order.
 func NewIndexCheck(kind IndexKind, f File, size int64, base uint64, limit int64, next uint64, first, stop int64, emit func(EntryVerdict) error) *IndexCheck {
 	c := &IndexCheck{kind: kind, base: base, limit: limit, next: next, f: f, n: size / format.IndexEntryLen, emit: emit, read: first}
 	c.stop = c.n
@@ -301,7 +302,7 @@ func (c *IndexCheck) advance() {
 			bad = c.beyond(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {
-		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next:
+		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next && c.next != math.MaxUint64:
 			// Past the end of the data: stale (index pages a power loss
 			// kept), and nothing to order the others by.
 			e.Verdict = VerdictPastEnd
