@@ -71,3 +71,56 @@ func offsetsOf(t *testing.T, out string) []uint64 {
 	}
 	return offs
 }
+
+// goldenData copies golden partition name into a new data directory as
+// partition 0 of topic t.
+func goldenData(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "t"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(copyTree(t, filepath.Join(goldenDir, name)), filepath.Join(dir, "t", "0")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// An active segment whose records all lie below where the segment before
+// ends (offsets 1..3 after 0..4) holds none of the partition's next
+// offsets: describe gives 5, and append refuses rather than write offset
+// 4 a second time.
+func TestAppendRefusesActiveSegmentOverlapped(t *testing.T) {
+	dir := goldenData(t, "overlap-entire-active")
+	before := snapshot(t, dir)
+	r := runIn(t, dir, strings.NewReader("x\n"), "append", "t")
+	if r.code != 1 {
+		t.Fatalf("append: exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, "00000000000000000001.log", "expected offset 5", "below the end of the previous segment", "seglog recover t")
+	sameSnapshot(t, before, snapshot(t, dir))
+	d := mustRun(t, dir, "", "describe", "t", "--json")
+	if !strings.Contains(d.stdout, `"next_offset": 5,`) {
+		t.Errorf("describe: %s, want next offset 5", d.stdout)
+	}
+}
+
+// dump-index --verify judges a segment's entries against where the
+// segment before ends, as verify-crc does: the entries naming records
+// that overlap it are not confirmed (exit 3), in words of seglog's own.
+func TestDumpIndexJudgesOverlap(t *testing.T) {
+	dir := goldenData(t, "overlap")
+	r := runIn(t, dir, nil, "dump-index", "--verify", "--json", filepath.Join(dir, "t", "0", "00000000000000000003.index"))
+	if r.code != 3 {
+		t.Fatalf("dump-index --verify: exit %d, want 3; stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{`"verdict":"unchecked"`, `"verdict":"ok"`} {
+		if strings.Count(r.stdout, want) != 2 {
+			t.Errorf("want two entries %s:\n%s", want, r.stdout)
+		}
+	}
+	r = runIn(t, dir, nil, "dump-index", "--verify", filepath.Join(dir, "t", "0", "00000000000000000003.index"))
+	if r.code != 3 || strings.Contains(r.stdout, "segfile") || !strings.Contains(r.stdout, "(offset below the end of the previous segment)") {
+		t.Errorf("dump-index --verify: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+}

@@ -224,7 +224,7 @@ func corruptAdvice(err error, target string) error {
 // code and reads oddly to users.
 func errorLine(err error) string {
 	s := strings.ReplaceAll(err.Error(), "\n", " ")
-	for _, pkg := range []string{"logstore: ", "format: "} {
+	for _, pkg := range []string{"logstore: ", "format: ", "segfile: "} {
 		s = strings.ReplaceAll(s, pkg, "")
 	}
 	return s
