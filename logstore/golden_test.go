@@ -366,6 +366,12 @@ var goldenFixtures = []struct {
 	{"misnamed-closed", func(tb testing.TB, dir string) {
 		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 7, Records: genRecords(5, 8)}, genSeg(8, 10))
 	}},
+	{"crc-flip-before-misnamed", func(tb testing.TB, dir string) {
+		// Offset 2 (at byte 64) is damaged; the segment after, named 5,
+		// holds offsets 6..8: salvage's rescued 3..5 overlap only its name.
+		swWritePartition(tb, dir, genSeg(0, 6), swSegment{Base: 5, Records: genRecords(6, 9)})
+		swFlip(tb, segPath(dir, 0, ".log"), 64+swHeaderLen, 0x01)
+	}},
 	{"overlap-entire-active", func(tb testing.TB, dir string) {
 		// The active segment's records (1..3) are all below the end of the
 		// segment before (offsets 0..4).
@@ -843,6 +849,14 @@ var goldenCases = []struct {
 		Reads: []gread{
 			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{7, 0, 7, format.ErrOffset}},
 			{From: 8, Want: std(8, 9)},
+		},
+	},
+	{
+		Name: "crc-flip-before-misnamed", Start: 0, Next: 9,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrCRC}},
+			{From: 3, Want: std(3, 4, 5), Err: &gerr{5, 0, 5, format.ErrOffset}},
+			{From: 7, Want: std(7, 8)},
 		},
 	},
 	{

@@ -375,54 +375,37 @@ func (p *Partition) Extent() (Extent, error) {
 // where the active segment's valid data ends, never below where the
 // segment before ends (an active segment whose records all overlap it
 // holds none); its start is the first segment's base offset, or that
-// segment's first record's when that is sound and below it (the segment
-// is misnamed).
+// segment's first valid record's when that is below it (the segment is
+// misnamed).
 func extentOf(segs []segment) (Extent, error) {
 	i := len(segs) - 1
 	floor, err := precedingEnd(segs, i)
 	if err != nil {
 		return Extent{}, err
 	}
-	f, err := openRead(segs[i].path(format.LogExt))
+	active, closeActive, err := openSegfileSegment(segs[i], floor, true)
 	if err != nil {
 		return Extent{}, err
 	}
-	defer f.Close()
-	end, err := segmentEndOf(segs[i], osFile{f}, floor, true, false)
+	defer closeActive()
+	end, err := findEnd(active, false)
 	if err != nil {
 		return Extent{}, err
 	}
 	e := Extent{Start: segs[0].base, Next: max(end.Next, floor), Full: end.Full}
-	first := f
+	first := active
 	if i > 0 {
-		if first, err = openRead(segs[0].path(format.LogExt)); err != nil {
+		var closeFirst func()
+		if first, closeFirst, err = openSegfileSegment(segs[0], 0, false); err != nil {
 			return Extent{}, err
 		}
-		defer first.Close()
+		defer closeFirst()
 	}
-	e.Start, err = firstHeld(segs[0], osFile{first}, i == 0)
+	h, ok, err := firstValid(first, -1)
+	if ok {
+		e.Start = min(e.Start, h.Offset)
+	}
 	return e, err
-}
-
-// firstHeld is the first offset seg, a partition's first segment whose
-// .log is open as log, holds: its base offset, or its first record's when
-// that is sound and below it.
-func firstHeld(seg segment, log file, active bool) (uint64, error) {
-	off, ok, err := segfile.FirstOffset(log)
-	if err != nil || !ok || off >= seg.base {
-		return seg.base, err
-	}
-	// Sound: valid in a segment named after it.
-	named := segment{dir: seg.dir, base: off}
-	sc, err := segfile.NewScanner(segfileSegment(named, log, nil, 0, active), -1, segfile.Options{})
-	if err != nil {
-		return 0, err
-	}
-	defer sc.Close()
-	if sc.Next() {
-		return off, nil
-	}
-	return seg.base, sc.Err()
 }
 
 // floorOf is segs[i]'s floor (precedingEnd), kept once found: a closed

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -96,27 +95,18 @@ type segmentSummary struct {
 // its first valid record's timestamp.
 func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummary, error) {
 	var sum segmentSummary
-	f, err := openRead(seg.path(format.LogExt))
+	sseg, closeSeg, err := openSegfileSegment(seg, floor, active)
 	if err != nil {
 		return sum, err
 	}
-	defer f.Close()
-	idx, closeIdx := openSegfileIndex(seg)
-	defer closeIdx()
-	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
-	if sum.end, err = segfile.FindEnd(sseg, false); err != nil {
-		return sum, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+	defer closeSeg()
+	if sum.end, err = findEnd(sseg, false); err != nil {
+		return sum, err
 	}
 	if sum.records, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
 		return sum, err
 	}
-	sc, err := segfile.NewScanner(sseg, sum.end.Limit, segfile.Options{})
-	if err != nil {
-		return sum, err
-	}
-	defer sc.Close()
-	for !sc.Next() && sc.Err() == nil && sc.Resume() {
-	}
-	sum.first, sum.firstOff = sc.Header().Timestamp, sc.Header().Offset
-	return sum, sc.Err()
+	h, _, err := firstValid(sseg, sum.end.Limit)
+	sum.first, sum.firstOff = h.Timestamp, h.Offset
+	return sum, err
 }
