@@ -135,10 +135,11 @@ var agreeCases = map[string]agreeWant{
 	// A misnamed segment's records are valid; its name is what is wrong.
 	// Segment 10's index entries are below its name, so confirm nothing:
 	// a writer walks it from its first byte.
-	"misnamed-above":  {valid: span(0, 8), next: 8, first: corrupt(10, 0, 10), append: refusesCorrupt},
-	"misnamed-below":  {valid: span(0, 8), next: 8, first: corrupt(3, 0, 3)},
-	"misnamed-first":  {valid: span(5, 8), next: 8, first: corrupt(10, 0, 10), append: refusesCorrupt},
-	"misnamed-closed": {valid: span(0, 10), next: 10, first: corrupt(7, 0, 7)},
+	"misnamed-above":          {valid: span(0, 8), next: 8, first: corrupt(10, 0, 10), append: refusesCorrupt},
+	"misnamed-below":          {valid: span(0, 8), next: 8, first: corrupt(3, 0, 3)},
+	"misnamed-first":          {valid: span(5, 8), next: 8, first: corrupt(10, 0, 10), append: refusesCorrupt},
+	"crc-flip-first-misnamed": {valid: span(3, 7), next: 7, first: corrupt(4, 0, 4)},
+	"misnamed-closed":         {valid: span(0, 10), next: 10, first: corrupt(7, 0, 7)},
 	// All the records of segment 1 (or 2) are below the end of segment 0.
 	// Appending after them would use offset 4 again.
 	"crc-flip-before-misnamed": {valid: offsets(span(0, 2), span(3, 9)), next: 9, first: corrupt(0, 64, 2)},

@@ -363,6 +363,13 @@ var goldenFixtures = []struct {
 		// The only segment, named 10, holds offsets 5..7.
 		swWritePartition(tb, dir, swSegment{Base: 10, Records: genRecords(5, 8)})
 	}},
+	{"crc-flip-first-misnamed", func(tb testing.TB, dir string) {
+		// The only segment, named 4, holds offsets 2..6; offset 2's key
+		// (at byte 28) is flipped. Nothing is before it: valid data
+		// resumes at offset 3, below its name.
+		swWritePartition(tb, dir, swSegment{Base: 4, Records: genRecords(2, 7)})
+		swFlip(tb, segPath(dir, 4, ".log"), swHeaderLen, 0x01)
+	}},
 	{"misnamed-closed", func(tb testing.TB, dir string) {
 		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 7, Records: genRecords(5, 8)}, genSeg(8, 10))
 	}},
@@ -842,6 +849,13 @@ var goldenCases = []struct {
 		Reads: []gread{
 			{From: 5, Err: &gerr{10, 0, 10, format.ErrOffset}},
 			{From: 7, Err: &gerr{10, 0, 10, format.ErrOffset}},
+		},
+	},
+	{
+		Name: "crc-flip-first-misnamed", Start: 3, Next: 7,
+		Reads: []gread{
+			{From: 3, Err: &gerr{4, 0, 4, format.ErrCRC}},
+			{From: 5, Want: std(5, 6)},
 		},
 	},
 	{

@@ -361,7 +361,7 @@ type verifyResult struct {
 	damagedEnd            bool   // the segment ends in damage: the offsets after next are unknown
 	firstTS, lastTS       int64  // when records > 0
 	firstOff              uint64 // the first valid record's offset, when records > 0
-	startBroke            bool   // the chain broke at byte 0 over the record's offset: the floor matters
+	startBroke            bool   // the chain broke at byte 0, where the floor bounds where valid data resumes
 	routeKeyed            uint64 // keyed records
 	routeWrong            uint64 // ... in another partition than FNV routing gives them
 	routeFirst            Finding
@@ -595,7 +595,7 @@ func (s *verifyScan) scan() error {
 				continue
 			}
 		}
-		if d.Pos == 0 && d.Sound {
+		if d.Pos == 0 {
 			r.startBroke = true
 		}
 		s.damage(d)
