@@ -143,13 +143,15 @@ var agreeCases = map[string]agreeWant{
 	// All the records of segment 1 (or 2) are below the end of segment 0.
 	// Appending after them would use offset 4 again.
 	"crc-flip-before-misnamed": {valid: offsets(span(0, 2), span(3, 9)), next: 9, first: corrupt(0, 64, 2)},
-	"overlap-entire-active":    {valid: span(0, 5), next: 5, first: corrupt(1, 0, 5), append: refusesCorrupt},
-	"overlap-entire-closed":    {valid: span(0, 7), next: 7, first: corrupt(2, 0, 5)},
-	"missing-middle-segment":   {valid: offsets(span(0, 3), span(6, 9)), next: 9},
-	"index-backwards":          {valid: span(0, 15), next: 15},
-	"index-short":              {valid: span(0, 15), next: 15},
-	"size-huge-closed":         {valid: offsets(span(0, 2), span(3, 7)), next: 7, first: corrupt(0, 64, 2)},
-	"size-huge-active":         {valid: offsets(span(0, 5), span(6, 8)), next: 8, first: corrupt(3, 64, 5)},
+	// Offset 10 is segment 6's last record; segment 10's first overlaps it.
+	"hole-before-overlap":    {valid: offsets(span(6, 9), span(10, 14)), next: 14, first: corrupt(6, 96, 9)},
+	"overlap-entire-active":  {valid: span(0, 5), next: 5, first: corrupt(1, 0, 5), append: refusesCorrupt},
+	"overlap-entire-closed":  {valid: span(0, 7), next: 7, first: corrupt(2, 0, 5)},
+	"missing-middle-segment": {valid: offsets(span(0, 3), span(6, 9)), next: 9},
+	"index-backwards":        {valid: span(0, 15), next: 15},
+	"index-short":            {valid: span(0, 15), next: 15},
+	"size-huge-closed":       {valid: offsets(span(0, 2), span(3, 7)), next: 7, first: corrupt(0, 64, 2)},
+	"size-huge-active":       {valid: offsets(span(0, 5), span(6, 8)), next: 8, first: corrupt(3, 64, 5)},
 	// Two records carry on to the end of the data after the one claiming
 	// 4 GiB: its length went wrong, not a write cut short.
 	"size-huge-active-no-index": {valid: offsets(span(0, 5), span(6, 8)), next: 8, first: corrupt(3, 64, 5), append: refusesCorrupt},
@@ -202,6 +204,9 @@ var knownDisagreements = map[agreeKey]string{
 	{"crc-flip-before-misnamed", "recover --dry-run"}:           recoverMisnamedBase,
 	{"crc-flip-before-misnamed", "recover --dry-run --salvage"}: recoverMisnamedBase,
 	{"crc-flip-before-misnamed", "recover --salvage"}:           recoverMisnamedBase,
+	{"hole-before-overlap", "recover --dry-run"}:                recoverRescuedNameTaken,
+	{"hole-before-overlap", "recover --dry-run --salvage"}:      recoverRescuedNameTaken,
+	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
 	{"overlap-entire-active", "recover --dry-run"}:              recoverNextOffset,
 	{"overlap-entire-active", "recover --dry-run --salvage"}:    recoverNextOffset,
 	{"overlap-entire-active", "recover --salvage"}:              recoverNextOffset,
@@ -229,6 +234,10 @@ const (
 	// a run rescued before a segment named below its records is found to
 	// overlap it, and nothing is salvaged.
 	recoverMisnamedBase = "recover takes a misnamed segment's name for where its records start"
+	// A run rescued after damage would be named after its first offset,
+	// which a segment overlapping it holds: recover leaves the damage, and
+	// the overlap, in place.
+	recoverRescuedNameTaken = "recover cannot split off a run whose name an overlapping segment holds"
 )
 
 // knownInFuzz are the known disagreements as FuzzAgreement meets them, on
@@ -242,6 +251,9 @@ var knownInFuzz = []struct {
 	{"recover --dry-run", recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }},
 	{"recover --dry-run --salvage", recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }},
 	{"recover --salvage", recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }},
+	{"recover --dry-run", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
+	{"recover --dry-run --salvage", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
+	{"recover --salvage", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
 }
 
 // agreement checks one fixture's views.
@@ -250,7 +262,8 @@ type agreement struct {
 	fixture  string // "" in the fuzz target
 	seen     map[string]bool
 	corrupt  bool // verify-crc finds corruption
-	misnamed bool // ... and a misnamed segment
+	misnamed bool // ... a misnamed segment
+	overlap  bool // ... overlapping segments
 }
 
 // check reports a view's disagreement, unless it is a known one.
@@ -508,6 +521,7 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	corruption := slices.ContainsFunc(ver.damages, func(d *agreeDamage) bool { return d.Class == segfile.Corrupt })
 	a.corrupt = corruption
 	a.misnamed = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingMisnamed })
+	a.overlap = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap })
 	segs := listSegs(tb, pdir)
 
 	// The next offset: the last valid record's + 1 (the last there is,

@@ -379,6 +379,11 @@ var goldenFixtures = []struct {
 		swWritePartition(tb, dir, genSeg(0, 6), swSegment{Base: 5, Records: genRecords(6, 9)})
 		swFlip(tb, segPath(dir, 0, ".log"), 64+swHeaderLen, 0x01)
 	}},
+	{"hole-before-overlap", func(tb testing.TB, dir string) {
+		// Segment 6 skips offset 9: its last record is 10 (value w10).
+		// Segment 10 starts with another offset 10, below segment 6's end.
+		swWritePartition(tb, dir, swSegment{Base: 6, Records: append(genOffsets(6, 7, 8), otherValues(genOffsets(10))...)}, genSeg(10, 14))
+	}},
 	{"overlap-entire-active", func(tb testing.TB, dir string) {
 		// The active segment's records (1..3) are all below the end of the
 		// segment before (offsets 0..4).
@@ -871,6 +876,14 @@ var goldenCases = []struct {
 			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrCRC}},
 			{From: 3, Want: std(3, 4, 5), Err: &gerr{5, 0, 5, format.ErrOffset}},
 			{From: 7, Want: std(7, 8)},
+		},
+	},
+	{
+		Name: "hole-before-overlap", Start: 6, Next: 14,
+		Reads: []gread{
+			{From: 6, Want: std(6, 7, 8), Err: &gerr{6, 96, 9, format.ErrOffset}},
+			{From: 10, Want: overlapSecond(10), Err: &gerr{10, 0, 11, logstore.ErrOverlap}},
+			{From: 11, Want: std(11, 12, 13)},
 		},
 	},
 	{
