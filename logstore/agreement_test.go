@@ -139,7 +139,9 @@ var agreeCases = map[string]agreeWant{
 	"misnamed-below":          {valid: span(0, 8), next: 8, first: corrupt(3, 0, 3)},
 	"misnamed-first":          {valid: span(5, 8), next: 8, first: corrupt(10, 0, 10), append: refusesCorrupt},
 	"crc-flip-first-misnamed": {valid: span(3, 7), next: 7, first: corrupt(4, 0, 4)},
-	"misnamed-closed":         {valid: span(0, 10), next: 10, first: corrupt(7, 0, 7)},
+	// Segment 3's one record, offset 5, is confirmed by nothing: corrupt.
+	"misnamed-below-one-record": {valid: span(0, 5), next: 5, first: corrupt(3, 0, 3), append: refusesCorrupt},
+	"misnamed-closed":           {valid: span(0, 10), next: 10, first: corrupt(7, 0, 7)},
 	// All the records of segment 1 (or 2) are below the end of segment 0.
 	// Appending after them would use offset 4 again.
 	"crc-flip-before-misnamed": {valid: offsets(span(0, 2), span(3, 9)), next: 9, first: corrupt(0, 64, 2)},
@@ -207,6 +209,7 @@ var knownDisagreements = map[agreeKey]string{
 	{"hole-before-overlap", "recover --dry-run"}:                recoverRescuedNameTaken,
 	{"hole-before-overlap", "recover --dry-run --salvage"}:      recoverRescuedNameTaken,
 	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
+	{"misnamed-below-one-record", "recover --salvage"}:          recoverEmptyBelowFloor,
 	{"overlap-entire-active", "recover --dry-run"}:              recoverNextOffset,
 	{"overlap-entire-active", "recover --dry-run --salvage"}:    recoverNextOffset,
 	{"overlap-entire-active", "recover --salvage"}:              recoverNextOffset,
@@ -238,6 +241,11 @@ const (
 	// which a segment overlapping it holds: recover leaves the damage, and
 	// the overlap, in place.
 	recoverRescuedNameTaken = "recover cannot split off a run whose name an overlapping segment holds"
+	// recover finds the next offset with floor 0 (3, the empty active
+	// segment's base, below segment 0's end) and leaves that segment
+	// empty, named below the partition's next offset: append then refuses
+	// it as overlapping.
+	recoverEmptyBelowFloor = "recover leaves an empty active segment named below the next offset"
 )
 
 // knownInFuzz are the known disagreements as FuzzAgreement meets them, on
@@ -254,6 +262,7 @@ var knownInFuzz = []struct {
 	{"recover --dry-run", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
 	{"recover --dry-run --salvage", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
 	{"recover --salvage", recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }},
+	{"recover --salvage", recoverEmptyBelowFloor, func(a *agreement) bool { return a.activeBelowFloor }},
 }
 
 // agreement checks one fixture's views.
@@ -264,6 +273,9 @@ type agreement struct {
 	corrupt  bool // verify-crc finds corruption
 	misnamed bool // ... a misnamed segment
 	overlap  bool // ... overlapping segments
+	// activeBelowFloor: the active segment is named below the end of the
+	// segment before.
+	activeBelowFloor bool
 }
 
 // check reports a view's disagreement, unless it is a known one.
@@ -522,6 +534,7 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	a.corrupt = corruption
 	a.misnamed = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingMisnamed })
 	a.overlap = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap })
+	a.activeBelowFloor = activeBelowFloor(tb, src)
 	segs := listSegs(tb, pdir)
 
 	// The next offset: the last valid record's + 1 (the last there is,
@@ -561,6 +574,38 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 			}
 		}
 	}
+}
+
+// activeBelowFloor reports whether the active segment of partition
+// directory src is named below where the segment before it ends: the next
+// offset of the partition without it.
+func activeBelowFloor(tb testing.TB, src string) bool {
+	tb.Helper()
+	segs := listSegs(tb, src)
+	if len(segs) < 2 {
+		return false
+	}
+	dir := filepath.Join(tb.TempDir(), "before")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for _, base := range segs[:len(segs)-1] {
+		for _, ext := range []string{".log", ".index", ".timeindex"} {
+			if b, err := os.ReadFile(filepath.Join(src, swName(base, ext))); err == nil {
+				swWriteFile(tb, filepath.Join(dir, swName(base, ext)), b)
+			}
+		}
+	}
+	p, err := logstore.OpenPartitionDir(dir, "before")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer p.Close()
+	_, floor, err := p.Bounds()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return segs[len(segs)-1] < floor
 }
 
 // listSegs is the base offsets of the segments in dir.

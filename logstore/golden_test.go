@@ -370,6 +370,11 @@ var goldenFixtures = []struct {
 		swWritePartition(tb, dir, swSegment{Base: 4, Records: genRecords(2, 7)})
 		swFlip(tb, segPath(dir, 4, ".log"), swHeaderLen, 0x01)
 	}},
+	{"misnamed-below-one-record", func(tb testing.TB, dir string) {
+		// The active segment named 3 holds one record, offset 5: where
+		// segment 0 (offsets 0..4) ends.
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 3, Records: genRecords(5, 6)})
+	}},
 	{"misnamed-closed", func(tb testing.TB, dir string) {
 		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 7, Records: genRecords(5, 8)}, genSeg(8, 10))
 	}},
@@ -862,6 +867,12 @@ var goldenCases = []struct {
 			{From: 3, Err: &gerr{4, 0, 4, format.ErrCRC}},
 			{From: 5, Want: std(5, 6)},
 		},
+	},
+	{
+		// Its one record, 5 where the name says 3, is not confirmed: the
+		// bytes before it in its segment hold no records up to it.
+		Name: "misnamed-below-one-record", Start: 0, Next: 5,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 0, 3, format.ErrOffset}}},
 	},
 	{
 		Name: "misnamed-closed", Start: 0, Next: 10,
