@@ -196,7 +196,7 @@ func exportStarts(gt *groupTracker, refs []partitionRef, o kafkaExportOptions) (
 			return parts, errFullPartition(p.Name(), "kafka export")
 		}
 		start, next := ext.Start, ext.Next
-		from, _, err := o.offset.start(p.Name(), ext)
+		from, _, err := o.offset.start(p.Name(), ext, p.StartOfLast)
 		if err != nil {
 			return parts, err
 		}

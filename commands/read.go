@@ -46,13 +46,18 @@ func parseOffset(s string) (offsetSpec, error) {
 // start resolves the spec against the bounds of the partition called name.
 // start is the first offset to read of a partition holding e; none: the
 // spec names nothing there (the end of a full partition, after which no
-// offset exists).
-func (o offsetSpec) start(name string, e logstore.Extent) (from uint64, none bool, err error) {
+// offset exists). last finds where the partition's last n valid records
+// start (logstore.Partition.StartOfLast); nil takes its last n offsets.
+func (o offsetSpec) start(name string, e logstore.Extent, last func(logstore.Extent, uint64) (uint64, error)) (from uint64, none bool, err error) {
 	switch o.kind {
 	case "end":
 		return e.Next, e.Full, nil
 	case "last":
-		return e.LastN(o.n), false, nil
+		if last == nil {
+			return e.LastN(o.n), false, nil
+		}
+		from, err := last(e, o.n)
+		return from, false, err
 	case "at":
 		if o.n < e.Start || o.n > e.Next {
 			return 0, false, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: e.Start, Next: e.Next}
@@ -416,7 +421,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		return 0, err
 	}
 	start, next := ext.Start, ext.Next
-	from, none, err := o.offset.start(p.Name(), ext)
+	from, none, err := o.offset.start(p.Name(), ext, p.StartOfLast)
 	if err != nil || none {
 		return 0, err
 	}

@@ -138,7 +138,7 @@ func runSimpleRead(e *env, dir string, o simpleReadOptions) error {
 	if err != nil {
 		return err
 	}
-	from, _, err := o.offset.start(dir, logstore.Extent{Start: start, Next: next})
+	from, _, err := o.offset.start(dir, logstore.Extent{Start: start, Next: next}, nil)
 	if err != nil {
 		return err
 	}

@@ -258,7 +258,7 @@ type tailHead struct {
 
 // tailNewest prints the o.lines newest records of the partitions, oldest
 // first (stopping at --count), and returns how many it printed. The
-// candidates are each partition's last o.lines offsets; first the cut
+// candidates are each partition's last o.lines valid records; first the cut
 // between the o.lines newest of them and the rest is found (tailCut),
 // then each partition's records at or above it are merged by key, one
 // iterator a partition, all but a few parked. Memory grows neither with
@@ -440,38 +440,78 @@ func (m *tailMerge) close() {
 	}
 }
 
-// tailFirst is where a partition's candidates for the n newest start.
+// tailFirst is where a partition's candidates for the n newest start when
+// no offset is missing: n offsets before its end. tailCut moves it back
+// where the partition holds fewer records there (tailExtend).
 func tailFirst(tp *tailPart, n int64) uint64 {
-	if tp.next-tp.start <= uint64(n) {
-		return tp.start
+	return logstore.Extent{Start: tp.start, Next: tp.next}.LastN(uint64(n))
+}
+
+// tailExtend moves tp's candidates back to its last n valid records, where
+// offsets are missing (a gap between segments, records lost to damage)
+// among its last n (logstore.Partition.StartOfLast).
+func tailExtend(tp *tailPart, n int64) error {
+	if tp.from <= tp.start {
+		return nil
 	}
-	return tp.next - uint64(n)
+	from, err := tp.p.StartOfLast(logstore.Extent{Start: tp.start, Next: tp.next}, uint64(n))
+	var gone *logstore.NoLongerAvailableError
+	if errors.As(err, &gone) {
+		return nil // retention got there first: reading finds what is left
+	}
+	if err == nil {
+		tp.from = min(tp.from, from)
+	}
+	return err
 }
 
 // tailCut returns the cut: the key of the o.lines-th newest candidate
-// (each partition's last o.lines offsets), or tailAll when there are no
-// more candidates than that. Offsets are contiguous inside a segment, so
-// the partitions' bounds tell how many candidates there are at most,
-// without reading them.
+// (each partition's last o.lines records), or tailAll when there are no
+// more candidates than that. No more records than offsets lie between a
+// candidate and its partition's end, so the bounds tell how many
+// candidates there are at most, without reading them.
 func tailCut(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
-	var span uint64
-	for _, tp := range parts {
-		span += min(tp.next-tp.from, math.MaxUint64-span)
+	extendAll := func() error {
+		for _, tp := range parts {
+			if err := tailExtend(tp, o.lines); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	switch {
-	case span <= uint64(o.lines):
-		return tailAll, nil
-	case o.lines <= tailHeapMax:
+	if tailSpan(parts) <= uint64(o.lines) {
+		// Every candidate is printed: each partition's must be its last
+		// records, wherever offsets are missing.
+		if err := extendAll(); err != nil || tailSpan(parts) <= uint64(o.lines) {
+			return tailAll, err
+		}
+	}
+	if o.lines <= tailHeapMax {
 		return tailCutHeap(e, parts, o)
+	}
+	if err := extendAll(); err != nil {
+		return tailAll, err
 	}
 	return tailCutSelect(e, parts, o)
 }
 
+// tailSpan is how many offsets the partitions' candidates span.
+func tailSpan(parts []*tailPart) uint64 {
+	var span uint64
+	for _, tp := range parts {
+		span += min(tp.next-tp.from, math.MaxUint64-span)
+	}
+	return span
+}
+
 // tailCutHeap finds the cut with the o.lines newest keys seen so far in a
-// heap, oldest on top.
+// heap, oldest on top. A partition found holding fewer candidates than
+// that is extended (tailExtend) and its earlier candidates added.
 func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 	newest := minHeap[tailKey]{less: func(a, b tailKey) bool { return a.compare(b) < 0 }}
-	err := tailScanAll(e, parts, o, func(tp *tailPart, r *logstore.Record) {
+	held := make([]int64, len(parts))
+	take := func(tp *tailPart, r *logstore.Record) {
+		held[tp.index]++
 		switch k := recordKey(tp, r); {
 		case int64(len(newest.items)) < o.lines:
 			newest.push(k)
@@ -479,7 +519,27 @@ func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 			newest.items[0] = k
 			newest.fixTop()
 		}
-	})
+	}
+	err := tailScanAll(e, parts, o, take)
+	for _, tp := range parts {
+		if err != nil || held[tp.index] >= o.lines {
+			continue
+		}
+		before := tp.from
+		if err = tailExtend(tp, o.lines); err != nil || tp.from == before {
+			continue
+		}
+		err = tailScan(e, tp, o, func(r *logstore.Record) error {
+			if r.Offset >= before {
+				return errScanDone
+			}
+			take(tp, r)
+			return nil
+		})
+		if errors.Is(err, errScanDone) {
+			err = nil
+		}
+	}
 	if err != nil || int64(len(newest.items)) < o.lines {
 		return tailAll, err // fewer candidates than that: gaps
 	}
@@ -553,12 +613,12 @@ func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 			if r.Timestamp == lo {
 				if nth--; nth == 0 {
 					cut = recordKey(parts[i], r)
-					return errCutFound
+					return errScanDone
 				}
 			}
 			return nil
 		})
-		if errors.Is(err, errCutFound) {
+		if errors.Is(err, errScanDone) {
 			err = nil
 		}
 		return cut, err
@@ -566,8 +626,8 @@ func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 	return tailAll, nil // the candidates changed between the readings
 }
 
-// errCutFound ends tailCutSelect's last reading.
-var errCutFound = errors.New("cut found")
+// errScanDone ends a reading of candidates early.
+var errScanDone = errors.New("scan done")
 
 // tailScanAll calls fn for every candidate of every partition.
 func tailScanAll(e *env, parts []*tailPart, o tailOptions, fn func(*tailPart, *logstore.Record)) error {

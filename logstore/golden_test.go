@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,6 +58,50 @@ func genRecords(from, to uint64) []swRecord {
 }
 
 func genSeg(from, to uint64) swSegment { return swSegment{Base: from, Records: genRecords(from, to)} }
+
+// genOffsets returns genRecord(o) for each o.
+func genOffsets(offsets ...uint64) []swRecord {
+	var rs []swRecord
+	for _, o := range offsets {
+		rs = append(rs, genRecord(o))
+	}
+	return rs
+}
+
+// forgedSeg is genSeg(from, to) with the value of record holder made of
+// records shaped as the offsets forged: a log stored as a value, say.
+func forgedSeg(from, to, holder uint64, forged ...uint64) swSegment {
+	seg := genSeg(from, to)
+	seg.Records[holder-from].Value = forgedValue(forged...)
+	return seg
+}
+
+// forgedValue is genRecord's records with the offsets forged and the
+// values "f<o>", one after the other.
+func forgedValue(forged ...uint64) []byte {
+	var value []byte
+	for _, o := range forged {
+		r := genRecord(o)
+		r.Value = []byte("f" + strconv.FormatUint(o, 10))
+		value = swEncode(value, r)
+	}
+	return value
+}
+
+// otherValues gives records the values "w<o>", to tell them from
+// genRecord's with the same offsets.
+func otherValues(rs []swRecord) []swRecord {
+	for i := range rs {
+		rs[i].Value = []byte("w" + strconv.FormatUint(rs[i].Offset, 10))
+	}
+	return rs
+}
+
+func removeIndexes(tb testing.TB, dir string, base uint64) {
+	tb.Helper()
+	removeFile(tb, segPath(dir, base, ".index"))
+	removeFile(tb, segPath(dir, base, ".timeindex"))
+}
 
 func segPath(dir string, base uint64, ext string) string {
 	return filepath.Join(dir, swName(base, ext))
@@ -238,6 +283,224 @@ var goldenFixtures = []struct {
 		swWriteFile(tb, filepath.Join(dir, swName(50, ".index")), swEntry(nil, 50, 0))
 		swWriteFile(tb, filepath.Join(dir, swName(50, ".timeindex")), swEntry(nil, 50, goldenT0))
 	}},
+
+	// The fixtures below are the agreement test's (agreement_test.go):
+	// each is damage that some command's view could judge differently
+	// from the others.
+
+	{"hole-active", func(tb testing.TB, dir string) {
+		// Offset 3 is missing inside the active segment; every record is
+		// CRC-valid and indexed where it is.
+		swWritePartition(tb, dir, swSegment{Base: 0, Records: genOffsets(0, 1, 2, 4)})
+	}},
+	{"hole-active-no-index", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, swSegment{Base: 0, Records: genOffsets(0, 1, 2, 4)})
+		removeIndexes(tb, dir, 0)
+	}},
+	{"hole-closed", func(tb testing.TB, dir string) {
+		// Offsets 3..9 are missing inside a closed segment: offset 10 is
+		// at byte 96.
+		swWritePartition(tb, dir, swSegment{Base: 0, Records: genOffsets(0, 1, 2, 10, 11, 12)}, genSeg(13, 15))
+	}},
+	{"hole-wide-active", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, swSegment{Base: 0, Records: genOffsets(0, 1, 2, 10, 11, 12)})
+	}},
+	{"crc-flip-forged-15", func(tb testing.TB, dir string) {
+		// Offset 14 (at byte 136 of the active segment) holds records 15
+		// and 16 in its value, and its key is flipped.
+		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 18, 14, 15, 16))
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[4]+swHeaderLen, 0x01)
+	}},
+	{"crc-flip-forged-15-closed", func(tb testing.TB, dir string) {
+		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 18, 14, 15, 16), genSeg(18, 20))
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[4]+swHeaderLen, 0x01)
+	}},
+	{"crc-flip-forged-15-real-15-too", func(tb testing.TB, dir string) {
+		// As crc-flip-forged-15, and the real offset 15 after it is
+		// damaged too: only the forged 15 in offset 14's value checks out.
+		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 18, 14, 15, 16))
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[4]+swHeaderLen, 0x01)
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[5]+swHeaderLen, 0x01)
+	}},
+	{"crc-flip-forged-15-real-15-too-no-index", func(tb testing.TB, dir string) {
+		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 18, 14, 15, 16))
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[4]+swHeaderLen, 0x01)
+		swFlip(tb, segPath(dir, 10, ".log"), lays[1].Pos[5]+swHeaderLen, 0x01)
+		removeIndexes(tb, dir, 10)
+	}},
+	{"crc-flip-last-active-shaped", func(tb testing.TB, dir string) {
+		// The active segment's last record (offset 5, at byte 64) fails
+		// its CRC, and its value ends in a record shaped as offset 6 that
+		// ends the data.
+		lays := swWritePartition(tb, dir, genSeg(0, 3), forgedSeg(3, 6, 5, 6))
+		swFlip(tb, segPath(dir, 3, ".log"), lays[1].Pos[2]+swHeaderLen, 0x01)
+	}},
+	{"lying-last-index-active", func(tb testing.TB, dir string) {
+		// Offset 12's value (at byte 68+31 of the active segment) holds a
+		// record shaped as offset 14, where the last .index entry points.
+		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 15, 12, 14))
+		swSetEntry(tb, segPath(dir, 10, ".index"), 4, 14, lays[1].Pos[2]+swHeaderLen+3)
+	}},
+	{"torn-tail-shaped", func(tb testing.TB, dir string) {
+		// Offset 6 (at byte 96 of the active segment) was cut right after
+		// a record shaped as offset 6 in its value: a torn tail whose
+		// surviving bytes end in a sound record with the expected offset.
+		seg := forgedSeg(3, 7, 6, 6)
+		seg.Records[3].Value = append(seg.Records[3].Value, "padding"...)
+		lays := swWritePartition(tb, dir, genSeg(0, 3), seg)
+		swTruncate(tb, segPath(dir, 3, ".log"), lays[1].End-int64(len("padding")))
+	}},
+	{"misnamed-above", func(tb testing.TB, dir string) {
+		// The active segment named 10 holds offsets 5..7.
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 10, Records: genRecords(5, 8)})
+	}},
+	{"misnamed-below", func(tb testing.TB, dir string) {
+		// The active segment named 3 holds offsets 5..7: its name is below
+		// the end of the segment before.
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 3, Records: genRecords(5, 8)})
+	}},
+	{"misnamed-first", func(tb testing.TB, dir string) {
+		// The only segment, named 10, holds offsets 5..7.
+		swWritePartition(tb, dir, swSegment{Base: 10, Records: genRecords(5, 8)})
+	}},
+	{"crc-flip-first-misnamed", func(tb testing.TB, dir string) {
+		// The only segment, named 4, holds offsets 2..6; offset 2's key
+		// (at byte 28) is flipped. Nothing is before it: valid data
+		// resumes at offset 3, below its name.
+		swWritePartition(tb, dir, swSegment{Base: 4, Records: genRecords(2, 7)})
+		swFlip(tb, segPath(dir, 4, ".log"), swHeaderLen, 0x01)
+	}},
+	{"misnamed-below-one-record", func(tb testing.TB, dir string) {
+		// The active segment named 3 holds one record, offset 5: where
+		// segment 0 (offsets 0..4) ends.
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 3, Records: genRecords(5, 6)})
+	}},
+	{"misnamed-closed", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 7, Records: genRecords(5, 8)}, genSeg(8, 10))
+	}},
+	{"crc-flip-before-misnamed", func(tb testing.TB, dir string) {
+		// Offset 2 (at byte 64) is damaged; the segment after, named 5,
+		// holds offsets 6..8: salvage's rescued 3..5 overlap only its name.
+		swWritePartition(tb, dir, genSeg(0, 6), swSegment{Base: 5, Records: genRecords(6, 9)})
+		swFlip(tb, segPath(dir, 0, ".log"), 64+swHeaderLen, 0x01)
+	}},
+	{"hole-before-overlap", func(tb testing.TB, dir string) {
+		// Segment 6 skips offset 9: its last record is 10 (value w10).
+		// Segment 10 starts with another offset 10, below segment 6's end.
+		swWritePartition(tb, dir, swSegment{Base: 6, Records: append(genOffsets(6, 7, 8), otherValues(genOffsets(10))...)}, genSeg(10, 14))
+	}},
+	{"overlap-entire-active", func(tb testing.TB, dir string) {
+		// The active segment's records (1..3) are all below the end of the
+		// segment before (offsets 0..4).
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 1, Records: otherValues(genRecords(1, 4))})
+	}},
+	{"overlap-entire-closed", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 5), swSegment{Base: 2, Records: otherValues(genRecords(2, 4))}, genSeg(5, 7))
+	}},
+	{"overlap-nested", func(tb testing.TB, dir string) {
+		// Segments 2 (offsets 2, 3) and 5 (5, 6) both lie inside segment
+		// 0's offsets 0..9; segment 5 is above segment 2's end.
+		swWritePartition(tb, dir, genSeg(0, 10), swSegment{Base: 2, Records: otherValues(genRecords(2, 4))},
+			swSegment{Base: 5, Records: otherValues(genRecords(5, 7))})
+	}},
+	{"missing-middle-segment", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 6), genSeg(6, 9))
+		removeFile(tb, segPath(dir, 3, ".log"))
+		removeIndexes(tb, dir, 3)
+	}},
+	{"index-backwards", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 10), genSeg(10, 15))
+		idx := segPath(dir, 0, ".index")
+		swSetEntry(tb, idx, 6, 2, 64)
+		swSetEntry(tb, idx, 7, 1, 32)
+		active := segPath(dir, 10, ".index")
+		swSetEntry(tb, active, 3, 11, 34)
+		swSetEntry(tb, active, 4, 10, 0)
+	}},
+	{"index-short", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 10), genSeg(10, 15))
+		swTruncate(tb, segPath(dir, 0, ".index"), 3*swEntryLen)
+		swTruncate(tb, segPath(dir, 10, ".index"), 1*swEntryLen)
+		swTruncate(tb, segPath(dir, 10, ".timeindex"), 2*swEntryLen)
+	}},
+	{"size-huge-closed", func(tb testing.TB, dir string) {
+		// Offset 2 (at byte 64) claims 4 GiB.
+		swWritePartition(tb, dir, genSeg(0, 5), genSeg(5, 7))
+		swPut(tb, segPath(dir, 0, ".log"), 64+swSizeField, []byte{0xff, 0xff, 0xff, 0xf0})
+	}},
+	{"size-huge-active", func(tb testing.TB, dir string) {
+		// Offset 5 (at byte 64 of the active segment) claims 4 GiB;
+		// offsets 6 and 7 follow.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		swPut(tb, segPath(dir, 3, ".log"), 64+swSizeField, []byte{0xff, 0xff, 0xff, 0xf0})
+	}},
+	{"size-huge-active-no-index", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		swPut(tb, segPath(dir, 3, ".log"), 64+swSizeField, []byte{0xff, 0xff, 0xff, 0xf0})
+		removeIndexes(tb, dir, 3)
+	}},
+	{"size-huge-active-one-after-no-index", func(tb testing.TB, dir string) {
+		// Only offset 6 follows the record claiming 4 GiB, and no index
+		// names it: it cannot be told from that record's torn bytes.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
+		swPut(tb, segPath(dir, 3, ".log"), 64+swSizeField, []byte{0xff, 0xff, 0xff, 0xf0})
+		removeIndexes(tb, dir, 3)
+	}},
+	{"garbage-inserted-closed", func(tb testing.TB, dir string) {
+		// 13 bytes of garbage before offset 3 (byte 96): the records after
+		// it are 13 bytes later than the index says.
+		swWritePartition(tb, dir, genSeg(0, 6), genSeg(6, 8))
+		swInsert(tb, segPath(dir, 0, ".log"), 96, []byte("garbage bytes"))
+	}},
+	{"garbage-inserted-active", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 9))
+		swInsert(tb, segPath(dir, 3, ".log"), 64, []byte("garbage bytes"))
+	}},
+	{"keylen-over-size-active", func(tb testing.TB, dir string) {
+		// Offset 4 (at byte 32 of the active segment) claims a 16-byte key
+		// in a 4-byte body; offsets 5 and 6 follow.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
+		swPut(tb, segPath(dir, 3, ".log"), 32+24, []byte{0, 0, 0, 16})
+	}},
+	{"keylen-over-size-active-last", func(tb testing.TB, dir string) {
+		// The active segment's last record (offset 6, at byte 96).
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
+		swPut(tb, segPath(dir, 3, ".log"), 96+24, []byte{0, 0, 0, 16})
+	}},
+	{"dup-record-active", func(tb testing.TB, dir string) {
+		// Offset 4 is written twice (at bytes 32 and 64), then offset 5.
+		swWritePartition(tb, dir, genSeg(0, 3), swSegment{Base: 3, Records: genOffsets(3, 4, 4, 5)})
+	}},
+	{"zero-record-active", func(tb testing.TB, dir string) {
+		// Offset 5 (bytes 64..96 of the active segment) is zeros; offsets 6
+		// and 7 follow.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 8))
+		swPut(tb, segPath(dir, 3, ".log"), 64, make([]byte, 32))
+	}},
+	{"crc-flip-first-record-closed", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 4), genSeg(4, 6))
+		swFlip(tb, segPath(dir, 0, ".log"), swHeaderLen, 0x01)
+	}},
+	{"empty-closed-segment", func(tb testing.TB, dir string) {
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 3), genSeg(5, 7))
+	}},
+	{"torn-only-record", func(tb testing.TB, dir string) {
+		// The only record (offset 0) of the only segment lost its last
+		// bytes; its index entries reached the disk.
+		swWritePartition(tb, dir, genSeg(0, 1))
+		swTruncate(tb, segPath(dir, 0, ".log"), 20)
+	}},
+	{"max-offset", func(tb testing.TB, dir string) {
+		// The last record has offset 2^64-1: the partition is full.
+		swWritePartition(tb, dir, swSegment{Base: math.MaxUint64 - 2,
+			Records: []swRecord{genRecord(math.MaxUint64 - 2), genRecord(math.MaxUint64 - 1), genRecord(math.MaxUint64)}})
+	}},
+	{"max-offset-wrapped", func(tb testing.TB, dir string) {
+		// After offset 2^64-1, records with offsets 0 and 1: offsets never
+		// wrap, so they are corrupt.
+		swWritePartition(tb, dir, swSegment{Base: math.MaxUint64 - 1,
+			Records: []swRecord{genRecord(math.MaxUint64 - 1), genRecord(math.MaxUint64), genRecord(0), genRecord(1)}})
+	}},
 }
 
 // TestGoldenGenerate rewrites the golden partitions with -update; without
@@ -344,6 +607,10 @@ var goldenCases = []struct {
 	// EveryOffset: reading from each offset of Reads[0] returns the rest of
 	// Reads[0] and its error.
 	EveryOffset bool
+	// Known names the known disagreement (agreement_test.go) that keeps
+	// Bounds and reads from the verdict written here: the case is skipped,
+	// and the agreement test fails once the disagreement is gone.
+	Known string
 }{
 	{
 		Name: "clean", Start: 0, Next: 9, EveryOffset: true,
@@ -492,15 +759,281 @@ var goldenCases = []struct {
 		Name: "overlap", Start: 0, Next: 7,
 		Reads: []gread{
 			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 0, 5, logstore.ErrOverlap}},
-			// Reading from offset 3 or later starts in the second segment,
-			// whose records are the ones with values w3..w6.
-			{From: 3, Want: overlapSecond(3, 4, 5, 6)},
+			// Offsets 3 and 4 are the first segment's: the second's records
+			// with those offsets (values w3, w4) overlap it, wherever a
+			// read starts; its records from offset 5 on are valid.
+			{From: 3, Want: std(3, 4), Err: &gerr{3, 0, 5, logstore.ErrOverlap}},
 			{From: 5, Want: overlapSecond(5, 6)},
 		},
 	},
 	{
 		Name: "foreign-junk", Start: 0, Next: 5, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 50}, {From: 123}},
+	},
+
+	{
+		// Offset 3 is missing: offset 4 is where it was expected. With the
+		// index, a read of offset 4 starts at its confirmed entry.
+		Name: "hole-active", Start: 0, Next: 5,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2), Err: &gerr{0, 96, 3, format.ErrOffset}},
+			{From: 3, Err: &gerr{0, 96, 3, format.ErrOffset}},
+			{From: 4, Want: std(4)},
+			{From: 5},
+		},
+	},
+	{
+		Name: "hole-active-no-index", Start: 0, Next: 5,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2), Err: &gerr{0, 96, 3, format.ErrOffset}},
+			{From: 4, Err: &gerr{0, 96, 3, format.ErrOffset}},
+		},
+	},
+	{
+		Name: "hole-closed", Start: 0, Next: 15,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2), Err: &gerr{0, 96, 3, format.ErrOffset}},
+			{From: 10, Want: std(10, 11, 12, 13, 14)},
+			{From: 13, Want: std(13, 14)},
+		},
+	},
+	{
+		Name: "hole-wide-active", Start: 0, Next: 13,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2), Err: &gerr{0, 96, 3, format.ErrOffset}},
+			{From: 10, Want: std(10, 11, 12)},
+		},
+	},
+	{
+		Name: "crc-flip-forged-15", Start: 0, Next: 18,
+		Reads: []gread{
+			{From: 0, Want: std(span(0, 14)...), Err: &gerr{10, 136, 14, format.ErrCRC}},
+			{From: 15, Want: std(15, 16, 17)},
+		},
+	},
+	{
+		Name: "crc-flip-forged-15-closed", Start: 0, Next: 20,
+		Reads: []gread{
+			{From: 0, Want: std(span(0, 14)...), Err: &gerr{10, 136, 14, format.ErrCRC}},
+			{From: 15, Want: std(span(15, 20)...)},
+		},
+	},
+	{
+		// The entries for 15 and 14 name damaged records: a read of 15
+		// starts at 13's.
+		Name: "crc-flip-forged-15-real-15-too", Start: 0, Next: 18,
+		Reads: []gread{
+			{From: 0, Want: std(span(0, 14)...), Err: &gerr{10, 136, 14, format.ErrCRC}},
+			{From: 15, Err: &gerr{10, 136, 14, format.ErrCRC}},
+			{From: 16, Want: std(16, 17)},
+		},
+	},
+	{
+		Name: "crc-flip-forged-15-real-15-too-no-index", Start: 0, Next: 18,
+		Reads: []gread{
+			{From: 0, Want: std(span(0, 14)...), Err: &gerr{10, 136, 14, format.ErrCRC}},
+			{From: 16, Err: &gerr{10, 136, 14, format.ErrCRC}},
+		},
+	},
+	{
+		Name: "crc-flip-last-active-shaped", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 6}},
+	},
+	{
+		Name: "lying-last-index-active", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: withValue(std(span(0, 15)...), 12, forgedValue(14))}, {From: 15}},
+	},
+	{
+		Name: "torn-tail-shaped", Start: 0, Next: 6, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4, 5)}, {From: 6}},
+	},
+	{
+		Name: "misnamed-above", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{10, 0, 10, format.ErrOffset}},
+			{From: 5, Err: &gerr{10, 0, 10, format.ErrOffset}},
+		},
+	},
+	{
+		// Offsets 3 and 4 are segment 0's, below segment 3's records.
+		Name: "misnamed-below", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 0, 3, format.ErrOffset}},
+			{From: 3, Want: std(3, 4), Err: &gerr{3, 0, 3, format.ErrOffset}},
+			{From: 4, Want: std(4), Err: &gerr{3, 0, 3, format.ErrOffset}},
+		},
+	},
+	{
+		// The partition starts at its first record, below the name.
+		Name: "misnamed-first", Start: 5, Next: 8,
+		Reads: []gread{
+			{From: 5, Err: &gerr{10, 0, 10, format.ErrOffset}},
+			{From: 7, Err: &gerr{10, 0, 10, format.ErrOffset}},
+		},
+	},
+	{
+		Name: "crc-flip-first-misnamed", Start: 3, Next: 7,
+		Reads: []gread{
+			{From: 3, Err: &gerr{4, 0, 4, format.ErrCRC}},
+			{From: 5, Want: std(5, 6)},
+		},
+	},
+	{
+		// Its one record, 5 where the name says 3, is not confirmed: the
+		// bytes before it in its segment hold no records up to it.
+		Name: "misnamed-below-one-record", Start: 0, Next: 5,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 0, 3, format.ErrOffset}}},
+	},
+	{
+		Name: "misnamed-closed", Start: 0, Next: 10,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{7, 0, 7, format.ErrOffset}},
+			{From: 8, Want: std(8, 9)},
+		},
+	},
+	{
+		Name: "crc-flip-before-misnamed", Start: 0, Next: 9,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrCRC}},
+			{From: 3, Want: std(3, 4, 5), Err: &gerr{5, 0, 5, format.ErrOffset}},
+			{From: 7, Want: std(7, 8)},
+		},
+	},
+	{
+		Name: "hole-before-overlap", Start: 6, Next: 14,
+		Reads: []gread{
+			{From: 6, Want: std(6, 7, 8), Err: &gerr{6, 96, 9, format.ErrOffset}},
+			{From: 10, Want: overlapSecond(10), Err: &gerr{10, 0, 11, logstore.ErrOverlap}},
+			{From: 11, Want: std(11, 12, 13)},
+		},
+	},
+	{
+		// Segment 1's records duplicate offsets 1..3 of segment 0: they are
+		// corrupt wherever a read starts.
+		Name: "overlap-entire-active", Start: 0, Next: 5,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{1, 0, 5, logstore.ErrOverlap}},
+			{From: 2, Want: std(2, 3, 4), Err: &gerr{1, 0, 5, logstore.ErrOverlap}},
+			{From: 4, Want: std(4), Err: &gerr{1, 0, 5, logstore.ErrOverlap}},
+			{From: 5},
+		},
+	},
+	{
+		Name: "overlap-entire-closed", Start: 0, Next: 7,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{2, 0, 5, logstore.ErrOverlap}},
+			{From: 3, Want: std(3, 4), Err: &gerr{2, 0, 5, logstore.ErrOverlap}},
+			{From: 5, Want: std(5, 6)},
+		},
+	},
+	{
+		Name: "overlap-nested", Start: 0, Next: 10, Known: floorFromSegmentBefore,
+		Reads: []gread{
+			{From: 0, Want: std(span(0, 10)...), Err: &gerr{2, 0, 10, logstore.ErrOverlap}},
+			{From: 8, Want: std(8, 9), Err: &gerr{2, 0, 10, logstore.ErrOverlap}},
+		},
+	},
+	{
+		Name: "missing-middle-segment", Start: 0, Next: 9, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 6, 7, 8)}, {From: 3, Want: std(6, 7, 8)}, {From: 9}},
+	},
+	{
+		Name: "index-backwards", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 15)...)}, {From: 15}},
+	},
+	{
+		Name: "index-short", Start: 0, Next: 15, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(span(0, 15)...)}, {From: 15}},
+	},
+	{
+		Name: "size-huge-closed", Start: 0, Next: 7,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1), Err: &gerr{0, 64, 2, format.ErrShort}},
+			{From: 3, Want: std(3, 4, 5, 6)},
+		},
+	},
+	{
+		Name: "size-huge-active", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrShort}},
+			{From: 6, Want: std(6, 7)},
+		},
+	},
+	{
+		Name: "size-huge-active-no-index", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrShort}},
+			{From: 6, Err: &gerr{3, 64, 5, format.ErrShort}},
+		},
+	},
+	{
+		Name: "size-huge-active-one-after-no-index", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 6}},
+	},
+	{
+		// The garbage's header claims 1.6 GB ("byte"); the index entries
+		// after it point 13 bytes short of the records.
+		Name: "garbage-inserted-closed", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2), Err: &gerr{0, 96, 3, format.ErrShort}},
+			{From: 4, Err: &gerr{0, 96, 3, format.ErrShort}},
+			{From: 6, Want: std(6, 7)},
+		},
+	},
+	{
+		Name: "garbage-inserted-active", Start: 0, Next: 9,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrShort}}},
+	},
+	{
+		Name: "keylen-over-size-active", Start: 0, Next: 7,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3), Err: &gerr{3, 32, 4, format.ErrKeyLen}},
+			{From: 5, Want: std(5, 6)},
+		},
+	},
+	{
+		Name: "keylen-over-size-active-last", Start: 0, Next: 6, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4, 5)}, {From: 6}},
+	},
+	{
+		Name: "dup-record-active", Start: 0, Next: 6,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrOffset}},
+			{From: 5, Want: std(5)},
+		},
+	},
+	{
+		Name: "zero-record-active", Start: 0, Next: 8,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrCRC}},
+			{From: 6, Want: std(6, 7)},
+		},
+	},
+	{
+		Name: "crc-flip-first-record-closed", Start: 0, Next: 6,
+		Reads: []gread{
+			{From: 0, Err: &gerr{0, 0, 0, format.ErrCRC}},
+			{From: 1, Want: std(1, 2, 3, 4, 5)},
+		},
+	},
+	{
+		Name: "empty-closed-segment", Start: 0, Next: 7, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 5, 6)}, {From: 3, Want: std(5, 6)}, {From: 7}},
+	},
+	{
+		Name: "torn-only-record", Start: 0, Next: 0,
+		Reads: []gread{{From: 0}},
+	},
+	{
+		// Next is the last offset there is: the partition is full.
+		Name: "max-offset", Start: math.MaxUint64 - 2, Next: math.MaxUint64, EveryOffset: true,
+		Reads: []gread{{From: math.MaxUint64 - 2, Want: std(math.MaxUint64-2, math.MaxUint64-1, math.MaxUint64)}},
+	},
+	{
+		// The offset expected after 2^64-1 does not fit the error's int64:
+		// -1, unknown.
+		Name: "max-offset-wrapped", Start: math.MaxUint64 - 1, Next: math.MaxUint64,
+		Reads: []gread{{From: math.MaxUint64 - 1, Want: std(math.MaxUint64-1, math.MaxUint64), Err: &gerr{math.MaxUint64 - 1, 140, -1, format.ErrOffset}}},
 	},
 }
 
@@ -510,6 +1043,16 @@ func bytes0to255() []byte {
 		b[i] = byte(i)
 	}
 	return b
+}
+
+// withValue is ws with the value of offset o's record v.
+func withValue(ws []gw, o uint64, v []byte) []gw {
+	for i := range ws {
+		if ws[i].Offset == o {
+			ws[i].Value = v
+		}
+	}
+	return ws
 }
 
 func overlapSecond(offsets ...uint64) []gw {
@@ -595,6 +1138,9 @@ func TestGoldenRead(t *testing.T) {
 	for _, tc := range goldenCases {
 		seen[tc.Name] = true
 		t.Run(tc.Name, func(t *testing.T) {
+			if tc.Known != "" {
+				t.Skip("known disagreement:", tc.Known)
+			}
 			dir := filepath.Join(goldenDir, tc.Name)
 			before := readTree(t, dir)
 			if len(before) == 0 {

@@ -1,10 +1,12 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/seglog/seglog/format"
@@ -129,6 +131,7 @@ type IndexDump struct {
 	logF   file // the .log, when verifying
 	ixF    file // the .index, when verifying a .timeindex (where valid data resumes)
 	active bool // the segment is its partition's last
+	floor  uint64
 }
 
 // OpenIndexDump opens the .index or .timeindex file at path for a dump;
@@ -190,10 +193,17 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		}
 	}
 	// The last segment of its directory is the active one, whose tail may
-	// be incomplete rather than corrupt.
-	d.active = true
+	// be incomplete rather than corrupt; the one before it says where its
+	// records may start.
+	d.active, d.floor = true, d.sum.Base
 	if segs, err := listSegments(filepath.Dir(path)); err == nil && len(segs) > 0 && nameErr == nil {
 		d.active = segs[len(segs)-1].base <= base
+		if i, found := slices.BinarySearchFunc(segs, base, func(s segment, b uint64) int { return cmp.Compare(s.base, b) }); found {
+			if d.floor, err = precedingEnd(segs, i); err != nil {
+				d.Close()
+				return nil, err
+			}
+		}
 	}
 	return d, nil
 }
@@ -235,7 +245,7 @@ func (d *IndexDump) Run(each func(IndexEntryInfo) error) (IndexSummary, error) {
 	if d.sum.Kind == TimeIndex {
 		kind = segfile.TimeIndex
 	}
-	seg := segfile.Segment{Path: d.sum.LogPath, Base: d.sum.Base, Floor: d.sum.Base, Active: d.active, Log: d.logF}
+	seg := segfile.Segment{Path: d.sum.LogPath, Base: d.sum.Base, Floor: d.floor, Active: d.active, Log: d.logF}
 	if d.sum.Kind == OffsetIndex {
 		seg.Index = segfile.NewIndex(d.f, d.size)
 	} else if d.ixF != nil {

@@ -30,7 +30,8 @@ type Partition struct {
 	segs []segment
 
 	mu      sync.Mutex
-	firstTS map[uint64]int64 // first records' timestamps, by segment base
+	firstTS map[uint64]int64  // first records' timestamps, by segment base
+	floors  map[uint64]uint64 // precedingEnd of segments, by base
 
 	// Guarded by keptOpen.mu.
 	open   map[uint64]*segmentFiles // segments kept open between reads, by base
@@ -279,6 +280,66 @@ func (e Extent) LastN(n uint64) uint64 {
 	return e.Next - n
 }
 
+// StartOfLast is the offset of the first of the partition's last n valid
+// records, e being its Extent (e.Start when it holds no more than n).
+// Offsets no record holds (a gap between segments, records lost to
+// damage, a hole inside a segment) put it more than n offsets before the
+// end: the records of the last n offsets are counted, the range doubled
+// until it holds n of them or reaches e.Start, and the surplus passed
+// over. Records appended after e's end do not count. Memory stays
+// constant; the time is a read of about twice the records asked for, one
+// read of them where no offset is missing.
+func (p *Partition) StartOfLast(e Extent, n uint64) (uint64, error) {
+	if n == 0 {
+		return e.LastN(0), nil
+	}
+	for span := n; ; span = min(span, math.MaxUint64/2) * 2 {
+		from := e.LastN(span)
+		var held uint64
+		if err := p.walkValid(e, from, func(uint64) bool { held++; return true }); err != nil {
+			return 0, err
+		}
+		if held < n && from > e.Start {
+			continue
+		}
+		if held <= n {
+			return from, nil
+		}
+		surplus, first := held-n, from
+		err := p.walkValid(e, from, func(off uint64) bool {
+			if surplus == 0 {
+				first = off
+				return false
+			}
+			surplus--
+			return true
+		})
+		return first, err
+	}
+}
+
+// walkValid hands each valid record's offset from `from` to the end of e
+// to fn, going on after damage as read --skip-corrupt does, until fn
+// returns false.
+func (p *Partition) walkValid(e Extent, from uint64, fn func(off uint64) bool) error {
+	it, err := p.Read(from)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		for it.Next() {
+			if off := it.Record().Offset; e.Past(off) || !fn(off) {
+				return nil
+			}
+		}
+		var ce *CorruptionError
+		if !errors.As(it.Err(), &ce) || !it.SkipCorrupt() {
+			return it.Err() // nil at the end, also when damage ends the data
+		}
+	}
+}
+
 // Bounds returns the first offset the partition holds and the offset after
 // its last valid record (see Extent for a full partition).
 func (p *Partition) Bounds() (start, next uint64, err error) {
@@ -293,8 +354,7 @@ func (p *Partition) Extent() (Extent, error) {
 	if len(p.segs) == 0 {
 		return Extent{}, nil
 	}
-	active := p.segs[len(p.segs)-1]
-	end, err := segmentEnd(active, 0, true, false)
+	e, err := extentOf(p.segs)
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
@@ -302,13 +362,76 @@ func (p *Partition) Extent() (Extent, error) {
 		if lerr != nil || len(segs) == 0 {
 			break
 		}
-		p.segs, active = segs, segs[len(segs)-1]
-		end, err = segmentEnd(active, 0, true, false)
+		p.segs = segs
+		e, err = extentOf(segs)
 	}
 	if err != nil {
 		return Extent{}, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return Extent{Start: p.segs[0].base, Next: end.Next, Full: end.Full}, nil
+	return e, nil
+}
+
+// extentOf is the Extent of a partition made of segs. Its next offset is
+// where the active segment's valid data ends, never below where the
+// segment before ends (an active segment whose records all overlap it
+// holds none); its start is the first segment's base offset, or that
+// segment's first valid record's when that is below it (the segment is
+// misnamed).
+func extentOf(segs []segment) (Extent, error) {
+	i := len(segs) - 1
+	floor, err := precedingEnd(segs, i)
+	if err != nil {
+		return Extent{}, err
+	}
+	active, closeActive, err := openSegfileSegment(segs[i], floor, true)
+	if err != nil {
+		return Extent{}, err
+	}
+	defer closeActive()
+	end, err := findEnd(active, false)
+	if err != nil {
+		return Extent{}, err
+	}
+	e := Extent{Start: segs[0].base, Next: max(end.Next, floor), Full: end.Full}
+	first := active
+	if i > 0 {
+		var closeFirst func()
+		if first, closeFirst, err = openSegfileSegment(segs[0], 0, false); err != nil {
+			return Extent{}, err
+		}
+		defer closeFirst()
+	}
+	h, ok, err := firstValid(first, -1)
+	if ok {
+		e.Start = min(e.Start, h.Offset)
+	}
+	return e, err
+}
+
+// floorOf is segs[i]'s floor (precedingEnd), kept once found: a closed
+// segment does not change.
+func (p *Partition) floorOf(i int) (uint64, error) {
+	if i == 0 {
+		return 0, nil
+	}
+	base := p.segs[i].base
+	p.mu.Lock()
+	f, ok := p.floors[base]
+	p.mu.Unlock()
+	if ok {
+		return f, nil
+	}
+	f, err := precedingEnd(p.segs, i)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", p.name, err)
+	}
+	p.mu.Lock()
+	if p.floors == nil {
+		p.floors = map[uint64]uint64{}
+	}
+	p.floors[base] = f
+	p.mu.Unlock()
+	return f, nil
 }
 
 // Record is a record read from a partition.
@@ -371,8 +494,20 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 		return it, nil
 	}
 	// The last segment with base <= from holds from, or from is in a gap
-	// after it, or before all of them.
+	// after it, or before all of them; unless the segment before goes on
+	// past from: then the records from holds are that one's, and those
+	// of this one below where it ends overlap it.
 	it.i = max(sort.Search(len(p.segs), func(i int) bool { return p.segs[i].base > from })-1, 0)
+	for ; ; it.i-- {
+		floor, err := p.floorOf(it.i)
+		if err != nil {
+			return nil, err
+		}
+		if from >= floor || it.i == 0 {
+			it.floor = floor
+			break
+		}
+	}
 	if err := it.open(); err != nil {
 		return nil, err
 	}
@@ -400,7 +535,9 @@ func (it *Iterator) open() error {
 	if err := it.scan(sf, seg); err != nil {
 		return err
 	}
-	if it.from > seg.base {
+	// A segment after the one from is in is read from its first byte:
+	// what of it is below its floor overlaps, wherever the read started.
+	if it.from > seg.base && it.from >= it.floor {
 		if err := it.sc.SeekOffset(it.from); err != nil {
 			return fmt.Errorf("read %s: %w", it.p.name, err)
 		}
@@ -553,9 +690,10 @@ func sameFile(f file, fi os.FileInfo) bool {
 }
 
 // nextSegment moves on to the segment after the current one, whose floor
-// is where the current one's valid data ended.
+// is where the current one's valid data ended, or the current one's own
+// floor when its records all overlap the segments before.
 func (it *Iterator) nextSegment() bool {
-	it.floor = it.sc.NextOffset()
+	it.floor = max(it.floor, it.sc.NextOffset())
 	it.release()
 	it.i++
 	if err := it.open(); err != nil {

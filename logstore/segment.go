@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -124,6 +125,17 @@ func segfileSegment(seg segment, log file, idx *segfile.Index, floor uint64, act
 	return segfile.Segment{Path: seg.path(format.LogExt), Base: seg.base, Floor: floor, Active: active, Log: log, Index: idx}
 }
 
+// openSegfileSegment opens seg's .log and .index for a scan (see
+// segfileSegment); close closes them.
+func openSegfileSegment(seg segment, floor uint64, active bool) (sseg segfile.Segment, close func(), err error) {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return segfile.Segment{}, nil, err
+	}
+	idx, closeIdx := openSegfileIndex(seg)
+	return segfileSegment(seg, osFile{f}, idx, floor, active), func() { closeIdx(); f.Close() }, nil
+}
+
 // openSegfileIndex opens seg's .index for a scan, nil when it has none
 // (or it cannot be read: an index is a hint).
 func openSegfileIndex(seg segment) (*segfile.Index, func()) {
@@ -137,18 +149,57 @@ func openSegfileIndex(seg segment) (*segfile.Index, func()) {
 // segmentEnd walks seg to the end of its data (segfile.FindEnd): from its
 // last confirmed index entry, or with fromStart from its first byte.
 func segmentEnd(seg segment, floor uint64, active, fromStart bool) (segfile.End, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	sseg, closeSeg, err := openSegfileSegment(seg, floor, active)
 	if err != nil {
 		return segfile.End{}, err
 	}
-	defer f.Close()
-	idx, closeIdx := openSegfileIndex(seg)
-	defer closeIdx()
-	end, err := segfile.FindEnd(segfileSegment(seg, osFile{f}, idx, floor, active), fromStart)
+	defer closeSeg()
+	return findEnd(sseg, fromStart)
+}
+
+// findEnd is segfile.FindEnd, its error naming the segment.
+func findEnd(sseg segfile.Segment, fromStart bool) (segfile.End, error) {
+	end, err := segfile.FindEnd(sseg, fromStart)
 	if err != nil {
-		return end, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+		return end, fmt.Errorf("scan %s: %w", sseg.Path, err)
 	}
 	return end, nil
+}
+
+// firstValid is the header of the segment's first valid record before
+// limit (a negative limit: the .log's size), scanned from its first byte;
+// ok is false when it holds none.
+func firstValid(sseg segfile.Segment, limit int64) (h format.Header, ok bool, err error) {
+	sc, err := segfile.NewScanner(sseg, limit, segfile.Options{})
+	if err != nil {
+		return h, false, err
+	}
+	defer sc.Close()
+	for {
+		if sc.Next() {
+			return *sc.Header(), true, nil
+		}
+		if sc.Err() != nil || !sc.Resume() {
+			return h, false, sc.Err()
+		}
+	}
+}
+
+// precedingEnd is where the valid data of segs[i-1] ends, found from its
+// last confirmed index entry (0 for the first segment): the floor of
+// segs[i], whose records below it overlap the segment before. A view that
+// does not walk every segment from the first takes it for the floor;
+// segments before segs[i-1] are not looked at. A segment deleted meanwhile
+// (by a sweep) overlaps nothing.
+func precedingEnd(segs []segment, i int) (uint64, error) {
+	if i == 0 {
+		return 0, nil
+	}
+	end, err := segmentEnd(segs[i-1], 0, false, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	return end.Next, err
 }
 
 // corruption is the reader's error for damage: corrupt data, or (where a

@@ -185,6 +185,19 @@ func swAppend(tb testing.TB, path string, p []byte) {
 	}
 }
 
+// swInsert puts bytes into path at pos, moving the rest of the file up.
+func swInsert(tb testing.TB, path string, pos int64, p []byte) {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if pos > int64(len(b)) {
+		tb.Fatalf("insert at %d of %s: file has %d bytes", pos, path, len(b))
+	}
+	swWriteFile(tb, path, append(b[:pos:pos], append(p, b[pos:]...)...))
+}
+
 // swSetEntry overwrites the i-th entry of an index file.
 func swSetEntry(tb testing.TB, path string, i int, offset uint64, v int64) {
 	tb.Helper()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -58,7 +57,6 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 		return st, nil
 	}
 	st.Start = segs[0].base
-	st.Next = st.Start
 	floor := uint64(0)
 	for i, seg := range segs {
 		sum, err := summarize(seg, floor, i == len(segs)-1, st.Records == 0)
@@ -66,14 +64,19 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 			return st, err
 		}
 		st.Bytes += sum.end.Limit
-		st.Next = max(st.Next, sum.end.Next)
+		// Offsets below the floor are taken, whatever a segment holds.
+		floor = max(floor, sum.end.Next)
+		st.Next = floor
 		st.Full = sum.end.Full
-		floor = sum.end.Next
 		if sum.records == 0 {
 			continue
 		}
 		if st.Records == 0 {
 			st.Oldest = sum.first
+			if i == 0 {
+				// A misnamed first segment holds offsets below its name.
+				st.Start = min(st.Start, sum.firstOff)
+			}
 		}
 		st.Records += sum.records
 		st.Newest = sum.end.LastTS
@@ -82,36 +85,28 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 }
 
 type segmentSummary struct {
-	end     segfile.End
-	records uint64
-	first   int64 // the first record's timestamp, when asked for
+	end      segfile.End
+	records  uint64
+	first    int64  // the first record's timestamp, when asked for
+	firstOff uint64 // and its offset
 }
 
 // summarize finds a segment's end and record count and, with wantFirst,
 // its first valid record's timestamp.
 func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummary, error) {
 	var sum segmentSummary
-	f, err := openRead(seg.path(format.LogExt))
+	sseg, closeSeg, err := openSegfileSegment(seg, floor, active)
 	if err != nil {
 		return sum, err
 	}
-	defer f.Close()
-	idx, closeIdx := openSegfileIndex(seg)
-	defer closeIdx()
-	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
-	if sum.end, err = segfile.FindEnd(sseg, false); err != nil {
-		return sum, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+	defer closeSeg()
+	if sum.end, err = findEnd(sseg, false); err != nil {
+		return sum, err
 	}
 	if sum.records, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
 		return sum, err
 	}
-	sc, err := segfile.NewScanner(sseg, sum.end.Limit, segfile.Options{})
-	if err != nil {
-		return sum, err
-	}
-	defer sc.Close()
-	for !sc.Next() && sc.Err() == nil && sc.Resume() {
-	}
-	sum.first = sc.Header().Timestamp
-	return sum, sc.Err()
+	h, _, err := firstValid(sseg, sum.end.Limit)
+	sum.first, sum.firstOff = h.Timestamp, h.Offset
+	return sum, err
 }

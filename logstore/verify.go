@@ -361,7 +361,7 @@ type verifyResult struct {
 	damagedEnd            bool   // the segment ends in damage: the offsets after next are unknown
 	firstTS, lastTS       int64  // when records > 0
 	firstOff              uint64 // the first valid record's offset, when records > 0
-	startBroke            bool   // the chain broke at byte 0 over the record's offset: the floor matters
+	startBroke            bool   // the chain broke at byte 0, where the floor bounds where valid data resumes
 	routeKeyed            uint64 // keyed records
 	routeWrong            uint64 // ... in another partition than FNV routing gives them
 	routeFirst            Finding
@@ -595,7 +595,7 @@ func (s *verifyScan) scan() error {
 				continue
 			}
 		}
-		if d.Pos == 0 && d.Sound {
+		if d.Pos == 0 {
 			r.startBroke = true
 		}
 		s.damage(d)
@@ -1022,6 +1022,11 @@ type verifyPartitionEmitter struct {
 	gapCheck *gapCheck
 	last     *verifyResult // the last segment's, nil when there are none
 	prev     *verifyResult // the segment before, nil for the first or when unknown
+	// floor is where the segments before end (the most any of them
+	// reached): offsets below it are theirs. Not known after one whose
+	// check an I/O error cut short.
+	floor    uint64
+	noFloor  bool
 	prevSeg  segment
 	routeKey uint64
 	routeBad uint64
@@ -1060,11 +1065,11 @@ func (pe *verifyPartitionEmitter) start() error {
 
 func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) error {
 	rep := pe.report
-	if prev := pe.prev; prev != nil && !res.gone && prev.next != job.seg.base && (prev.next > job.seg.base || res.startBroke) {
+	if !pe.noFloor && !res.gone && pe.floor != job.seg.base && (pe.floor > job.seg.base || res.startBroke) {
 		// Checked apart, the segment was taken to start at its name's
-		// offset; where the one before ends decides what its first records
-		// are (misnamed, or overlapping).
-		res = verifySegment(job, nil, prev.next, pe.sh, make([]byte, verifyChunk))
+		// offset; where the ones before end decides what its first
+		// records are (misnamed, or overlapping).
+		res = verifySegment(job, nil, pe.floor, pe.sh, make([]byte, verifyChunk))
 	}
 	if !res.gone {
 		if err := pe.boundary(job, res); err != nil {
@@ -1098,6 +1103,12 @@ func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) err
 		pe.gapCheck.segment(job.seg, res.next)
 	}
 	pe.last = res
+	switch {
+	case res.err != nil:
+		pe.noFloor = true
+	case !res.gone:
+		pe.floor = max(pe.floor, res.next)
+	}
 	pe.prev, pe.prevSeg = res, job.seg
 	if res.gone || res.err != nil || res.damagedEnd {
 		pe.prev = nil // where it ends is unknown: say nothing about the next boundary

@@ -242,22 +242,31 @@ func (w *Writer) openActive(dir string) error {
 	if err := w.openSegmentFiles(); err != nil {
 		return err
 	}
+	// Offsets below where the segment before ends are taken.
+	floor, err := precedingEnd(segs, len(segs)-1)
+	if err != nil {
+		return err
+	}
 	// Only the part after the last index entry the chain confirms is
 	// walked: opening must not read a whole 1 GiB segment. Damage behind
 	// that point is for readers, verify-crc and recover to find.
-	end, err := w.findEnd(false)
+	end, err := w.findEnd(floor, false)
 	if err != nil {
 		return err
 	}
 	if end.Tail != nil && end.Tail.Class == segfile.Incomplete && end.First == end.Tail {
 		// About to cut: the verdict must not depend on any index entry.
-		if end, err = w.findEnd(true); err != nil {
+		if end, err = w.findEnd(floor, true); err != nil {
 			return err
 		}
 	}
 	switch {
 	case end.First != nil && end.First.Class == segfile.Corrupt:
 		return fmt.Errorf("%w; run 'seglog recover %s' to repair it", corruption(end.First), w.topic)
+	case end.Next < floor:
+		// Appending here would take offsets the segment before holds.
+		ce := &CorruptionError{Path: w.log.Name(), Pos: 0, Offset: int64(floor), Reason: ErrOverlap}
+		return fmt.Errorf("%w (its records end at offset %d); run 'seglog recover %s' to repair it", ce, end.Next, w.topic)
 	case end.Full:
 		return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is (offsets never wrap)", w.name, uint64(math.MaxUint64))
 	case end.Tail != nil:
@@ -301,13 +310,14 @@ func (w *Writer) openSegmentFiles() error {
 }
 
 // findEnd finds where the active segment's valid data ends, walking from
-// its last confirmed index entry or, with fromStart, from its first byte.
-func (w *Writer) findEnd(fromStart bool) (segfile.End, error) {
+// its last confirmed index entry or, with fromStart, from its first byte;
+// offsets below floor are the segment's before.
+func (w *Writer) findEnd(floor uint64, fromStart bool) (segfile.End, error) {
 	var idx *segfile.Index
 	if fi, err := w.idx.Stat(); err == nil {
 		idx = segfile.NewIndex(w.idx, fi.Size())
 	}
-	end, err := segfile.FindEnd(segfileSegment(w.seg, w.log, idx, 0, true), fromStart)
+	end, err := segfile.FindEnd(segfileSegment(w.seg, w.log, idx, floor, true), fromStart)
 	if err != nil {
 		return end, fmt.Errorf("scan %s: %w", w.log.Name(), err)
 	}
