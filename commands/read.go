@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -187,10 +185,12 @@ type partitionRef struct {
 	topic     string
 	partition int
 	open      func() (*logstore.Partition, error)
+	file      bool // a lone segment file
 }
 
 // readTargets lists the partitions a read covers, in order: of a topic,
-// a topic directory named by path, or a partition directory.
+// a topic directory named by path, a partition directory, or a lone
+// segment file.
 func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if strings.Contains(topic, "/") {
 		dir, kind, err := classifyPath(topic)
@@ -206,15 +206,11 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 				return logstore.OpenPartitionDir(t.PartitionDir(p), t.PartitionDir(p))
 			})
 		}
-		n, err := format.ParsePartition(filepath.Base(dir))
+		topic, c, err := pathCovered(dir, kind, partition)
 		if err != nil {
-			n = 0
+			return nil, err
 		}
-		if partition >= 0 && partition != n {
-			return nil, usagef("--partition %d does not match the partition directory %s", partition, dir)
-		}
-		return []partitionRef{{topic: pathTopic(dir), partition: n,
-			open: func() (*logstore.Partition, error) { return logstore.OpenPartitionDir(dir, dir) }}}, nil
+		return []partitionRef{{topic: topic, partition: c.number, open: c.open, file: c.file}}, nil
 	}
 	store := logstore.Open(e.dataDir)
 	t, err := store.Topic(topic)
@@ -403,6 +399,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		return 0, err
 	}
 	defer p.Close()
+	warnIgnored(e, p)
 	start, next, err := p.Bounds()
 	if err != nil {
 		return 0, err

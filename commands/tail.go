@@ -191,12 +191,16 @@ func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*t
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	if o.follow && refs[0].file {
+		return nil, usagef("-f follows a partition as it grows, and %s is a lone segment file: drop -f to print its newest records, or name its partition directory", o.topic)
+	}
 	parts := make([]*tailPart, 0, len(refs))
 	for _, ref := range refs {
 		p, err := ref.open()
 		if err != nil {
 			return nil, err
 		}
+		warnIgnored(e, p)
 		tp := &tailPart{ref: ref, p: p, index: len(parts), rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
 		if tp.start, tp.next, err = p.Bounds(); err != nil {
 			return nil, err

@@ -112,7 +112,7 @@ func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, e
 	for _, c := range ct.parts {
 		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing, run: logstore.PartitionRange{First: c.number, Last: c.last}}
 		if !c.missing {
-			p, err := logstore.OpenPartitionDir(c.dir, c.name)
+			p, err := c.open()
 			if err != nil {
 				run.probs = append(run.probs, err)
 				run.unchecked = append(run.unchecked, c.name)

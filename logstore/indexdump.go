@@ -133,35 +133,68 @@ type IndexDump struct {
 
 // OpenIndexDump opens the .index or .timeindex file at path for a dump;
 // with verify, also the .log beside it (and, for a .timeindex, the .index,
-// which helps find where valid data resumes after damage). Nothing is
-// ever written.
+// which helps find where valid data resumes after damage). The segment is
+// its directory's active one when it is the last there. Nothing is ever
+// written.
 func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 	kind, ok := IndexKindOf(path)
 	if !ok {
 		return nil, fmt.Errorf("%s: not an index file (its name must end in %s or %s)", path, format.IndexExt, format.TimeIndexExt)
 	}
-	d := &IndexDump{verify: verify, sum: IndexSummary{Path: path, LogPath: strings.TrimSuffix(path, kind.Ext()) + format.LogExt,
-		Kind: kind, Verified: verify, counts: map[IndexVerdict]int64{}}}
-	f, err := openRead(path)
-	if err != nil {
-		return nil, err
-	}
-	d.f = osFile{f}
-	fi, err := f.Stat()
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		d.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	d.size = fi.Size()
-	d.sum.Entries, d.sum.PartialBytes = d.size/format.IndexEntryLen, d.size%format.IndexEntryLen
+	stem := strings.TrimSuffix(path, kind.Ext())
+	seg := IndexSegment{Log: stem + format.LogExt, Index: stem + format.IndexExt, TimeIndex: stem + format.TimeIndexExt, Active: true}
 	base, ext, nameErr := format.ParseSegmentName(filepath.Base(path))
-	if nameErr == nil && ext == kind.Ext() {
-		d.sum.Base = base
+	named := nameErr == nil && ext == kind.Ext()
+	if named {
+		seg.Base = base
+		// The last segment of its directory is the active one, whose tail
+		// may be incomplete rather than corrupt.
+		if segs, _, err := readSegments(filepath.Dir(path)); err == nil && len(segs) > 0 {
+			seg.Active = segs[len(segs)-1].base <= base
+		}
 	}
+	// Named on the command line, the file is read through a link, as
+	// files named there are.
+	return seg.openDump(kind, verify, !named, func(name string) (osFile, int64, error) {
+		f, err := openRead(name)
+		if err != nil {
+			return osFile{}, 0, err
+		}
+		fi, err := f.Stat()
+		if err == nil && !fi.Mode().IsRegular() {
+			err = newNotRegularError(name, fi.Mode())
+		}
+		if err != nil {
+			f.Close()
+			return osFile{}, 0, err
+		}
+		return osFile{f}, fi.Size(), nil
+	})
+}
+
+// OpenDump opens the segment's index file of the given kind for a dump, as
+// OpenIndexDump does, with what its partition's listing knows: its base
+// offset and whether it is the active segment. An index file that is not
+// a regular file is a *NotRegularError.
+func (s IndexSegment) OpenDump(kind IndexKind, verify bool) (*IndexDump, error) {
+	return s.openDump(kind, verify, false, openIndexFile)
+}
+
+// openDump opens the segment's index of the kind with open; baseFromLog
+// takes the base offset from the .log's first record.
+func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open func(string) (osFile, int64, error)) (*IndexDump, error) {
+	path := s.Index
+	if kind == TimeIndex {
+		path = s.TimeIndex
+	}
+	d := &IndexDump{verify: verify, active: s.Active, sum: IndexSummary{Path: path, LogPath: s.Log, Kind: kind, Base: s.Base,
+		Verified: verify, counts: map[IndexVerdict]int64{}}}
+	f, size, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	d.f, d.size = f, size
+	d.sum.Entries, d.sum.PartialBytes = d.size/format.IndexEntryLen, d.size%format.IndexEntryLen
 	if !verify {
 		return d, nil
 	}
@@ -174,7 +207,7 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		return nil, err
 	}
 	d.logF = osFile{lf}
-	if nameErr != nil {
+	if baseFromLog {
 		// A file not named after its base offset: the log's first record
 		// says it.
 		if off, ok, err := segfile.FirstOffset(d.logF); err != nil {
@@ -185,15 +218,9 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		}
 	}
 	if kind == TimeIndex {
-		if xf, err := openRead(strings.TrimSuffix(path, kind.Ext()) + format.IndexExt); err == nil {
-			d.ixF = osFile{xf}
+		if xf, _, err := openIndexFile(s.Index); err == nil {
+			d.ixF = xf
 		}
-	}
-	// The last segment of its directory is the active one, whose tail may
-	// be incomplete rather than corrupt.
-	d.active = true
-	if segs, err := listSegments(filepath.Dir(path)); err == nil && len(segs) > 0 && nameErr == nil {
-		d.active = segs[len(segs)-1].base <= base
 	}
 	return d, nil
 }
@@ -280,26 +307,31 @@ func DumpIndex(path string, verify bool, each func(IndexEntryInfo) error) (Index
 	return sum, err
 }
 
-// IndexSegment is one segment of a partition directory and its index
-// files' paths (which may be missing).
+// IndexSegment is one segment of a partition and its index files' paths
+// (which may be missing).
 type IndexSegment struct {
 	Base                  uint64
 	Log, Index, TimeIndex string
+	Active                bool // the partition's last segment
 }
 
 // IndexSegments lists the segments of a partition directory (those with a
 // .log), sorted by base offset.
 func IndexSegments(dir string) ([]IndexSegment, error) {
-	segs, err := listSegments(dir)
+	p, err := OpenPartitionDir(dir, dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", dir, ErrPartitionNotFound)
-		}
 		return nil, err
 	}
-	out := make([]IndexSegment, len(segs))
-	for i, s := range segs {
-		out[i] = IndexSegment{Base: s.base, Log: s.path(format.LogExt), Index: s.path(format.IndexExt), TimeIndex: s.path(format.TimeIndexExt)}
+	defer p.Close()
+	return p.IndexSegments(), nil
+}
+
+// IndexSegments lists the partition's segments and their index files.
+func (p *Partition) IndexSegments() []IndexSegment {
+	out := make([]IndexSegment, len(p.segs))
+	for i, s := range p.segs {
+		out[i] = IndexSegment{Base: s.base, Log: s.path(format.LogExt), Index: s.path(format.IndexExt), TimeIndex: s.path(format.TimeIndexExt),
+			Active: i == len(p.segs)-1}
 	}
-	return out, nil
+	return out
 }

@@ -40,7 +40,7 @@ func (p *Partition) Stats() (PartitionStats, error) {
 		}
 		// A sweep deleted a segment since they were listed: describe what
 		// is there now.
-		if segs, err = listSegments(p.dir); err != nil {
+		if segs, err = p.segments(); err != nil {
 			return st, fmt.Errorf("%s: %w", p.name, err)
 		}
 	}

@@ -84,7 +84,7 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	// In segment lo: start from the last time-index entry older than t.
 	seg := p.segs[lo]
 	from, seed := seg.base, int64(math.MinInt64)
-	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		i, ok, err := x.FloorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
 		var e format.IndexEntry
@@ -194,7 +194,7 @@ func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
 // and the next. math.MinInt64 when it cannot tell.
 func (p *Partition) lastIndexedTimestamp(i int) int64 {
 	seg := p.segs[i]
-	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		e, err := x.Entry(x.Len() - 1)
 		f.Close()

@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -238,7 +239,9 @@ func (w *Writer) openActive(dir string) error {
 		}
 	}
 	w.seg = segs[len(segs)-1]
-	if err := w.openSegmentFiles(); err != nil {
+	// Missing index files are made only once the partition is known to
+	// take appends: one refused is left as it was.
+	if err := w.openFiles(false); err != nil {
 		return err
 	}
 	// Only the part after the last index entry the chain confirms is
@@ -264,6 +267,9 @@ func (w *Writer) openActive(dir string) error {
 			return err
 		}
 	}
+	if err := w.openFiles(true); err != nil {
+		return err
+	}
 	w.logSize, w.next, w.written, w.logWriteback = end.Pos, end.Next, end.Next, end.Pos
 	w.durable = end.Next
 	w.count = end.Next - w.seg.base
@@ -287,24 +293,43 @@ func (w *Writer) openActive(dir string) error {
 	return err
 }
 
-func (w *Writer) openSegmentFiles() error {
+func (w *Writer) openSegmentFiles() error { return w.openFiles(true) }
+
+// openFiles opens the active segment's files that are not open yet; with
+// create, it makes missing index files, else leaves them unopened.
+func (w *Writer) openFiles(create bool) error {
 	var err error
-	if w.log, err = w.fs.OpenFile(w.seg.path(format.LogExt), os.O_RDWR|os.O_APPEND, 0); err != nil {
-		return err
+	if w.log == nil {
+		if w.log, err = w.fs.OpenFile(w.seg.path(format.LogExt), os.O_RDWR|os.O_APPEND, 0); err != nil {
+			return err
+		}
 	}
-	if w.idx, err = w.fs.OpenFile(w.seg.path(format.IndexExt), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-		return err
+	flag := os.O_RDWR | os.O_APPEND
+	if create {
+		flag |= os.O_CREATE
 	}
-	w.tidx, err = w.fs.OpenFile(w.seg.path(format.TimeIndexExt), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-	return err
+	for _, x := range []struct {
+		f   *file
+		ext string
+	}{{&w.idx, format.IndexExt}, {&w.tidx, format.TimeIndexExt}} {
+		if *x.f != nil {
+			continue
+		}
+		if *x.f, err = w.fs.OpenFile(w.seg.path(x.ext), flag, 0o644); err != nil && (create || !errors.Is(err, fs.ErrNotExist)) {
+			return err
+		}
+	}
+	return nil
 }
 
 // findEnd finds where the active segment's valid data ends, walking from
 // its last confirmed index entry or, with fromStart, from its first byte.
 func (w *Writer) findEnd(fromStart bool) (segfile.End, error) {
 	var idx *segfile.Index
-	if fi, err := w.idx.Stat(); err == nil {
-		idx = segfile.NewIndex(w.idx, fi.Size())
+	if w.idx != nil { // none before openFiles(true) when it is missing
+		if fi, err := w.idx.Stat(); err == nil {
+			idx = segfile.NewIndex(w.idx, fi.Size())
+		}
 	}
 	end, err := segfile.FindEnd(segfileSegment(w.seg, w.log, idx, 0, true), fromStart)
 	if err != nil {
