@@ -137,7 +137,7 @@ func TestTailFollowPathAppears(t *testing.T) {
 	wantOneErrorLine(t, r.stderr, later+" does not exist")
 	tail := startTail(t, dir, "-F", later, "-n", "0", "--count", "2")
 	eventually(t, 10*time.Second, "tail -F to say it waits", func() bool {
-		return strings.Contains(tail.stderr.String(), later+" does not exist (an argument holding '/' is a path: to a partition or topic directory); waiting for it to appear (-F)")
+		return strings.Contains(tail.stderr.String(), later+" does not exist (an argument holding '/' is a path: to a partition or topic directory, or a segment's .log); waiting for it to appear (-F)")
 	})
 	mustRun(t, dir, "x\ny\n", "append", "later", "--create")
 	if code := tail.wait(t, 10*time.Second); code != 0 {

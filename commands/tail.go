@@ -48,11 +48,14 @@ func tailCommand() *cli.Command {
 			"for, never printed half. On a topic that does not exist, -f fails and -F waits for\n" +
 			"it to be created. A partition directory that comes back holding another log (the\n" +
 			"topic deleted and created again) is read from its start, with a warning. stdout\n" +
-			"losing its reader (| head -1) ends tail with status 0, also while it waits. A\n" +
-			"corrupt record ends tail with exit status 1 unless --skip-corrupt. A TOPIC\n" +
-			"containing '/' names a partition or topic directory by path, as in read (-F waits\n" +
-			"for a log to appear there); a log in the simple store/index layout, named by path,\n" +
-			"can be tailed but not followed.\n\n" +
+			"losing its reader (| head -1) ends tail with status 0, also while it waits.\n" +
+			"-n counts records, not offsets: offsets lost to damage or in a gap between\n" +
+			"segments are passed over. A corrupt record met while printing ends tail there\n" +
+			"with exit status 1, after the records before it, as it ends read, unless\n" +
+			"--skip-corrupt. A TOPIC containing '/' names a partition or topic directory by\n" +
+			"path, as in read (-F waits for a log to appear there), or a lone segment file (its\n" +
+			"newest records, not followed: its tail may be incomplete); a log in the simple\n" +
+			"store/index layout, named by path, can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +
@@ -126,6 +129,7 @@ type tailPart struct {
 	p           *logstore.Partition
 	start, next uint64 // its bounds when tail started
 	from        uint64 // the first offset printed
+	exact       bool   // from is where the -n newest valid records start, not a guess
 	all         bool   // print every record from `from` (a group's position), not only the newest
 	index       int    // its place in the partitions tailed
 	rw          recordWriter
@@ -265,11 +269,16 @@ type tailHead struct {
 func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int64, error) {
 	cut := tailNone
 	for _, tp := range parts {
-		tp.from = tailFirst(tp, o.lines)
+		tp.from = tailGuess(tp, o.lines)
 	}
 	if o.lines > 0 {
 		var err error
 		if cut, err = tailCut(e, parts, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, tp := range parts {
+		if err := tailExact(e, tp, o.lines); err != nil {
 			return 0, err
 		}
 	}
@@ -439,12 +448,34 @@ func (m *tailMerge) close() {
 	}
 }
 
-// tailFirst is where a partition's candidates for the n newest start.
-func tailFirst(tp *tailPart, n int64) uint64 {
+// tailGuess is where a partition's candidates for the n newest start
+// when no offsets are missing among its last n: what the cut's span
+// assumes, before the partition is read.
+func tailGuess(tp *tailPart, n int64) uint64 {
 	if tp.next-tp.start <= uint64(n) {
+		tp.exact = true
 		return tp.start
 	}
 	return tp.next - uint64(n)
+}
+
+// tailExact sets where a partition's candidates for the n newest start:
+// at its n newest valid records, offsets lost to damage or in gaps not
+// counted. It is done right before the partition is first read, whose
+// files it opens.
+func tailExact(e *env, tp *tailPart, n int64) error {
+	if tp.exact {
+		return nil
+	}
+	tp.exact = true
+	tp.from = tp.start
+	for tries := 0; ; tries++ {
+		from, err := tp.p.NewestFrom(uint64(n), tp.next)
+		if tries == 100 || !tailGone(e, tp, err) {
+			tp.from = max(from, tp.from)
+			return err
+		}
+	}
 }
 
 // tailCut returns the cut: the key of the o.lines-th newest candidate
@@ -585,6 +616,9 @@ func tailScanAll(e *env, parts []*tailPart, o tailOptions, fn func(*tailPart, *l
 // tailScan calls fn for the records of tp from tp.from up to its end when
 // tail started.
 func tailScan(e *env, tp *tailPart, o tailOptions, fn func(*logstore.Record) error) error {
+	if err := tailExact(e, tp, o.lines); err != nil {
+		return err
+	}
 	it, err := tailRead(e, tp)
 	if err != nil || it == nil {
 		return err
@@ -609,12 +643,11 @@ func tailScan(e *env, tp *tailPart, o tailOptions, fn func(*logstore.Record) err
 			it = next
 			continue
 		}
+		// Past damage even without --skip-corrupt: the candidates are the
+		// newest valid records. Printing them reports the damage (and
+		// stops there unless --skip-corrupt), as read does.
 		var ce *logstore.CorruptionError
-		if !o.skipCorrupt || !errors.As(it.Err(), &ce) {
-			return it.Err()
-		}
-		// The warning comes when the records are printed.
-		if !it.SkipCorrupt() {
+		if !errors.As(it.Err(), &ce) || !it.SkipCorrupt() {
 			return it.Err()
 		}
 	}

@@ -35,6 +35,7 @@ type Partition struct {
 
 	mu      sync.Mutex
 	firstTS map[uint64]int64 // first records' timestamps, by segment base
+	lastEnd *segfile.End     // where Bounds found the last segment's valid data to end
 
 	// Guarded by keptOpen.mu.
 	open   map[uint64]*segmentFiles // segments kept open between reads, by base
@@ -350,6 +351,9 @@ func (p *Partition) Bounds() (start, next uint64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
+	p.mu.Lock()
+	p.lastEnd = &end
+	p.mu.Unlock()
 	return p.segs[0].base, end.Next, nil
 }
 

@@ -88,17 +88,23 @@ type segmentSummary struct {
 // summarize finds a segment's end and record count and, with wantFirst,
 // its first valid record's timestamp.
 func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummary, error) {
-	var sum segmentSummary
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
-		return sum, err
+		return segmentSummary{}, err
 	}
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
+	return summarizeOpen(segfileSegment(seg, osFile{f}, idx, floor, active), wantFirst)
+}
+
+// summarizeOpen is summarize of the segment sseg describes, its files
+// open.
+func summarizeOpen(sseg segfile.Segment, wantFirst bool) (segmentSummary, error) {
+	var sum segmentSummary
+	var err error
 	if sum.end, err = segfile.FindEnd(sseg, false); err != nil {
-		return sum, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
+		return sum, fmt.Errorf("scan %s: %w", sseg.Path, err)
 	}
 	if sum.records, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
 		return sum, err
