@@ -8,6 +8,11 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
+// timeSearchLimit says, where timestamps go back, what the time search
+// reads, and so what it can miss (README's read section says the same).
+const timeSearchLimit = "--since searches by time reading only the segments' first records, a few time-index entries and the records from where it lands, " +
+	"and scans the partition from its start only when those go back: it may start after records whose time is already recent enough"
+
 // errDecreasing means a search saw timestamps go backwards.
 var errDecreasing = errors.New("timestamps decrease")
 

@@ -700,8 +700,8 @@ func (s *verifyScan) finishIndexes() {
 	}
 	if s.backwards > 0 {
 		s.add(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: s.backFirstPos, Offset: int64(s.backFirstOff),
-			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %d, older than the record before it (%d); time seeks scan this segment",
-				s.backwards, s.backFirstOff, s.backFirstTS, s.backPrevTS)})
+			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %d, older than the record before it (%d); %s",
+				s.backwards, s.backFirstOff, s.backFirstTS, s.backPrevTS, timeSearchLimit)})
 	}
 }
 

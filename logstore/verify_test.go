@@ -424,7 +424,7 @@ func TestVerifyTimestampsBackwards(t *testing.T) {
 	b.Records[0].Timestamp = vfT0
 	swWritePartition(t, dir, a, b)
 	vfCheck(t, vfVerify(t, dir, 1),
-		"note timestamp-backwards "+seg0+".log 190 5 | timestamps go backwards 2 times in this segment; first: offset 5 has 1699999999999999999, older than the record before it (1700000000000004000)",
+		"note timestamp-backwards "+seg0+".log 190 5 | timestamps go backwards 2 times in this segment; first: offset 5 has 1699999999999999999, older than the record before it (1700000000000004000); --since searches by time reading only the segments' first records, a few time-index entries and the records from where it lands, and scans the partition from its start only when those go back: it may start after records whose time is already recent enough",
 		"note timestamp-backwards "+seg1+".log 0 10 | the segment's first record (offset 10) has timestamp 1700000000000000000, older than the last record of the segment before (1700000000000009000)")
 }
 

@@ -259,7 +259,8 @@ func (w *Writer) openActive(dir string) error {
 	}
 	switch {
 	case end.First != nil && end.First.Class == segfile.Corrupt:
-		return fmt.Errorf("%w; run 'seglog recover %s' to repair it", corruption(end.First), w.topic)
+		// Plain recover leaves corrupt records in place: salvage repairs.
+		return fmt.Errorf("%w; run 'seglog recover %s --partition %d --salvage' to repair it", corruption(end.First), w.topic, w.part)
 	case end.Full:
 		return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is (offsets never wrap)", w.name, uint64(math.MaxUint64))
 	case end.Tail != nil:
