@@ -35,13 +35,15 @@ func describeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "describe",
 		Usage:     "print each partition's offsets, record count, size and time range",
-		ArgsUsage: "[TOPIC|PARTITION-DIR...] | --groups [TOPIC...]",
+		ArgsUsage: "[TOPIC|PARTITION-DIR|SEGMENT.log...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
 			"holding its writer lock. No TOPIC: every topic (a data directory without topics\n" +
 			"lists nothing, with a warning). A TOPIC containing '/' names a partition or topic\n" +
-			"directory directly (a copy, a backup), or a log in the simple store/index layout\n" +
-			"(one row, no timestamps); a directory holding none of them is an error. Partition\n" +
+			"directory directly (a copy, a backup), a lone segment file (a .log, described as\n" +
+			"the active segment of a partition of its own: its tail may be incomplete; \"layout\":\n" +
+			"\"segment-file\" in --json), or a log in the simple store/index layout (one row, no\n" +
+			"timestamps); a directory holding none of them is an error. Partition\n" +
 			"directories missing below the highest are shown as missing, a run of them in one\n" +
 			"row, and make describe exit 1; directories numbered 10000 or more are not\n" +
 			"partitions, and are ignored with a warning.\n\n" +

@@ -32,15 +32,19 @@ func dumpIndexCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "dump-index",
 		Usage:     "print the entries of .index and .timeindex files, and check them against the .log",
-		ArgsUsage: "FILE.index|FILE.timeindex|TOPIC|PARTITION-DIR",
+		ArgsUsage: "FILE.index|FILE.timeindex|FILE.log|TOPIC|PARTITION-DIR",
 		Description: "Only reads: prints each entry of an index file (entry number, offset, and the byte\n" +
 			"position or timestamp), or of every segment of a topic's partition, each file under\n" +
 			"a heading. An argument ending in .index or .timeindex, or containing '/', is a file\n" +
 			"(or a partition or topic directory); anything else is a TOPIC, whose partition\n" +
 			"--partition names (it may be left out when the topic has one partition), as for a\n" +
-			"topic directory. An .index with a .store beside it, or a directory in that simple\n" +
-			"store/index layout, gets each entry's class: real, wrong, past the store's end, or\n" +
-			"zero padding (one line per run).\n\n" +
+			"topic directory. A lone segment file (a .log named with a '/') means the index\n" +
+			"files beside it under its name, judged as the active segment's. An index file of a\n" +
+			"partition that is not a regular file (a symbolic link, a directory) is not read:\n" +
+			"the others are dumped, then dump-index fails (exit status 1) naming it. An .index\n" +
+			"with a .store beside it, or a directory in that simple store/index layout, gets\n" +
+			"each entry's class: real, wrong, past the store's end, or zero padding (one line\n" +
+			"per run).\n\n" +
 			"Up to 1000 entries a file are printed as a table, more as plain aligned columns,\n" +
 			"in constant memory whatever the file's size; --json prints one object per entry\n" +
 			"and then one summary object per file (and a total for a partition).\n\n" +
@@ -53,7 +57,8 @@ func dumpIndexCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog dump-index orders --partition 2 --verify\n" +
 			"  seglog dump-index orders -p 0 --segment 0 --kind timeindex\n" +
-			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json",
+			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json\n" +
+			"  seglog dump-index ./rescue/00000000000000000000.log --verify",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
 			&cli.StringFlag{Name: "segment", Aliases: []string{"s"}, Usage: "only the segment with base offset `BASE`", DefaultText: "every segment"},

@@ -36,7 +36,7 @@ func tailCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "tail",
 		Usage:     "print a topic's newest records, and with -f follow new ones as they are appended",
-		ArgsUsage: "TOPIC|PARTITION-DIR",
+		ArgsUsage: "TOPIC|PARTITION-DIR|SEGMENT.log",
 		Description: "Only reads (but --group keeps its positions). Prints the N newest records of\n" +
 			"the topic (-n, default 10): across partitions the N newest by timestamp, printed\n" +
 			"oldest first. With -f it then prints every record any process appends, partition\n" +
