@@ -286,17 +286,22 @@ func openIndexAt(dfd int, name, path string) (osFile, int64, error) {
 		if err != nil {
 			return osFile{}, 0, &os.PathError{Op: "open", Path: path, Err: err}
 		}
-		f := os.NewFile(uintptr(fd), path)
-		fi, err := f.Stat()
-		if err == nil && !fi.Mode().IsRegular() {
-			err = newNotRegularError(path, fi.Mode())
-		}
-		if err != nil {
-			f.Close()
-			return osFile{}, 0, err
-		}
-		return osFile{f}, fi.Size(), nil
+		return asRegular(os.NewFile(uintptr(fd), path), path)
 	}
+}
+
+// asRegular returns f, open as path, and its size when it is a regular
+// file; else it closes f and returns a *NotRegularError.
+func asRegular(f *os.File, path string) (osFile, int64, error) {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = newNotRegularError(path, fi.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return osFile{}, 0, err
+	}
+	return osFile{f}, fi.Size(), nil
 }
 
 // AdviseSequential tells the kernel the file is read start to end, for a

@@ -160,15 +160,7 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		if err != nil {
 			return osFile{}, 0, err
 		}
-		fi, err := f.Stat()
-		if err == nil && !fi.Mode().IsRegular() {
-			err = newNotRegularError(name, fi.Mode())
-		}
-		if err != nil {
-			f.Close()
-			return osFile{}, 0, err
-		}
-		return osFile{f}, fi.Size(), nil
+		return asRegular(f, name)
 	})
 }
 
