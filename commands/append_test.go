@@ -488,3 +488,28 @@ func TestAppendRunTimestamps(t *testing.T) {
 		t.Errorf("by timestamp the records are %q, want %q", order, want)
 	}
 }
+
+// append refuses a partition whose active segment holds a corrupt record
+// (exit 1, nothing written), and points at the recover that repairs it:
+// with --salvage, as recover without it leaves corrupt records in place.
+func TestAppendRefusesCorruptAdvisingSalvage(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t")
+	mustRun(t, dir, "v0\nv1\nv2\n", "append", "t")
+	appendRaw(t, dir, 4, "v4")
+	before := snapshot(t, dir)
+	r := runIn(t, dir, strings.NewReader("v5\n"), "append", "t")
+	if r.code != exitError {
+		t.Errorf("append: exit %d, want %d", r.code, exitError)
+	}
+	wantLastErrorLine(t, r.stderr, "corrupt record at byte 90", "run 'seglog recover t --partition 0 --salvage' to repair it")
+	sameSnapshot(t, before, snapshot(t, dir))
+	if r := runIn(t, dir, nil, "recover", "t"); r.code != exitProblems {
+		t.Errorf("recover: exit %d, want %d", r.code, exitProblems)
+	}
+	mustRun(t, dir, "", "recover", "t", "--partition", "0", "--salvage")
+	mustRun(t, dir, "v5\n", "append", "t")
+	if got := strings.Join(readValues(t, dir, "t", 0), ","); got != "v0,v1,v2,v4,v5" {
+		t.Errorf("after salvage and append: %s", got)
+	}
+}

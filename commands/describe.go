@@ -35,13 +35,15 @@ func describeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "describe",
 		Usage:     "print each partition's offsets, record count, size and time range",
-		ArgsUsage: "[TOPIC|PARTITION-DIR...] | --groups [TOPIC...]",
+		ArgsUsage: "[TOPIC|PARTITION-DIR|SEGMENT.log...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
 			"holding its writer lock. No TOPIC: every topic (a data directory without topics\n" +
 			"lists nothing, with a warning). A TOPIC containing '/' names a partition or topic\n" +
-			"directory directly (a copy, a backup), or a log in the simple store/index layout\n" +
-			"(one row, no timestamps); a directory holding none of them is an error. Partition\n" +
+			"directory directly (a copy, a backup), a lone segment file (a .log, described as\n" +
+			"the active segment of a partition of its own: its tail may be incomplete; \"layout\":\n" +
+			"\"segment-file\" in --json), or a log in the simple store/index layout (one row, no\n" +
+			"timestamps); a directory holding none of them is an error. Partition\n" +
 			"directories missing below the highest are shown as missing, a run of them in one\n" +
 			"row, and make describe exit 1; directories numbered 10000 or more are not\n" +
 			"partitions, and are ignored with a warning.\n\n" +
@@ -126,8 +128,14 @@ type topicInfo struct {
 	dir        string
 	partitions int // highest partition directory + 1
 	parts      []partitionInfo
-	layout     string // "simple" for a log in the simple store/index layout (no timestamps), else ""
+	layout     string // simpleLayout, segmentFileLayout, or "" for a topic or partition directory
 }
+
+// Layouts of what describe names by path, as --json gives them.
+const (
+	simpleLayout      = "simple"       // a log in the simple store/index layout: no timestamps
+	segmentFileLayout = "segment-file" // a lone segment file, read as a partition of its own
+)
 
 // missing lists the partitions without a directory (fewer than
 // logstore.MaxPartitions).
@@ -192,11 +200,14 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 		return nil, err
 	}
 	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
+	if ct.file {
+		t.layout = segmentFileLayout
+	}
 	for _, c := range ct.parts {
 		pi := partitionInfo{partition: c.number, last: c.last, missing: c.missing}
 		if c.missing {
 			*probs = append(*probs, ct.missingError(c))
-		} else if pi.stats, pi.err = partitionStats(c.dir, c.name); pi.err != nil {
+		} else if pi.stats, pi.err = partitionStats(e, c); pi.err != nil {
 			*probs = append(*probs, pi.err)
 		}
 		t.parts = append(t.parts, pi)
@@ -204,17 +215,21 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 	return t, nil
 }
 
-// partitionStats opens a partition directory and reads its stats. A
-// segment deleted between listing and reading (a retention sweep) is no
-// damage: the directory is listed again.
-func partitionStats(dir, name string) (logstore.PartitionStats, error) {
+// partitionStats opens a partition and reads its stats. A segment deleted
+// between listing and reading (a retention sweep) is no damage: the
+// directory is listed again.
+func partitionStats(e *env, c covered) (logstore.PartitionStats, error) {
 	for try := 0; ; try++ {
-		p, err := logstore.OpenPartitionDir(dir, name)
+		p, err := c.open()
 		if err != nil {
 			return logstore.PartitionStats{}, err
 		}
 		st, err := p.Stats()
+		p.Close()
 		if err == nil || try == 2 || !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				warnIgnored(e, p)
+			}
 			return st, err
 		}
 	}
@@ -269,9 +284,12 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	if blank {
 		b.WriteByte('\n')
 	}
-	if t.layout != "" {
+	switch t.layout {
+	case simpleLayout:
 		fmt.Fprintf(&b, "%s: a log in the %s store/index layout (no timestamps)\n", t.dir, t.layout)
-	} else {
+	case segmentFileLayout:
+		fmt.Fprintf(&b, "%s: a lone segment file, read as the active segment of a partition of its own\n", t.dir)
+	default:
 		fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
 	}
 	var times timeFormatter
@@ -286,7 +304,7 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 		default:
 			st := p.stats
 			oldest, newest := timeCells(&times, st)
-			if t.layout != "" {
+			if t.layout == simpleLayout {
 				oldest, newest = "-", "-"
 			}
 			next := strconv.FormatUint(st.Next, 10)
@@ -377,7 +395,7 @@ type describeJSON struct {
 type describeTopicJSON struct {
 	Topic      string                  `json:"topic"`
 	Dir        string                  `json:"dir"`
-	Layout     string                  `json:"layout,omitempty"` // "simple": no timestamps
+	Layout     string                  `json:"layout,omitempty"` // simpleLayout, segmentFileLayout
 	Partitions []describePartitionJSON `json:"partitions"`
 }
 
@@ -432,7 +450,7 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 			if p.err == nil {
 				st := p.stats
 				pj.Start, pj.Next, pj.Full, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Full, st.Records, st.Segments, st.Bytes
-				if t.layout == "" {
+				if t.layout != simpleLayout {
 					pj.timesJSON = newTimesJSON(&times, st.Records, st.Oldest, st.Newest)
 				}
 				if st.WriterPid != 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,15 +32,19 @@ func dumpIndexCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "dump-index",
 		Usage:     "print the entries of .index and .timeindex files, and check them against the .log",
-		ArgsUsage: "FILE.index|FILE.timeindex|TOPIC|PARTITION-DIR",
+		ArgsUsage: "FILE.index|FILE.timeindex|FILE.log|TOPIC|PARTITION-DIR",
 		Description: "Only reads: prints each entry of an index file (entry number, offset, and the byte\n" +
 			"position or timestamp), or of every segment of a topic's partition, each file under\n" +
 			"a heading. An argument ending in .index or .timeindex, or containing '/', is a file\n" +
 			"(or a partition or topic directory); anything else is a TOPIC, whose partition\n" +
 			"--partition names (it may be left out when the topic has one partition), as for a\n" +
-			"topic directory. An .index with a .store beside it, or a directory in that simple\n" +
-			"store/index layout, gets each entry's class: real, wrong, past the store's end, or\n" +
-			"zero padding (one line per run).\n\n" +
+			"topic directory. A lone segment file (a .log named with a '/') means the index\n" +
+			"files beside it under its name, judged as the active segment's. An index file of a\n" +
+			"partition that is not a regular file (a symbolic link, a directory) is not read:\n" +
+			"the others are dumped, then dump-index fails (exit status 1) naming it. An .index\n" +
+			"with a .store beside it, or a directory in that simple store/index layout, gets\n" +
+			"each entry's class: real, wrong, past the store's end, or zero padding (one line\n" +
+			"per run).\n\n" +
 			"Up to 1000 entries a file are printed as a table, more as plain aligned columns,\n" +
 			"in constant memory whatever the file's size; --json prints one object per entry\n" +
 			"and then one summary object per file (and a total for a partition).\n\n" +
@@ -52,7 +57,8 @@ func dumpIndexCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog dump-index orders --partition 2 --verify\n" +
 			"  seglog dump-index orders -p 0 --segment 0 --kind timeindex\n" +
-			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json",
+			"  seglog dump-index data/orders/0/00000000000000000000.index --verify --json\n" +
+			"  seglog dump-index ./rescue/00000000000000000000.log --verify",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
 			&cli.StringFlag{Name: "segment", Aliases: []string{"s"}, Usage: "only the segment with base offset `BASE`", DefaultText: "every segment"},
@@ -113,6 +119,13 @@ func parseDumpIndexOptions(c *cli.Context) (dumpIndexOptions, error) {
 				}
 			}
 		}
+		if strings.HasSuffix(o.target, format.LogExt) {
+			for _, f := range []string{"partition", "segment"} {
+				if c.IsSet(f) {
+					return o, usagef("--%s does not apply to a segment file (%s)", f, o.target)
+				}
+			}
+		}
 		return o, nil
 	}
 	return o, checkTopicName(o.target)
@@ -124,11 +137,12 @@ func dumpIndexIsPath(arg string) bool {
 	return isIndex || strings.Contains(arg, "/")
 }
 
-// dumpIndexFile is one index file to dump.
+// dumpIndexFile is one index file to dump: named, or of seg.
 type dumpIndexFile struct {
 	path    string
 	kind    logstore.IndexKind
 	missing bool
+	seg     *logstore.IndexSegment // nil for a file named as the argument
 }
 
 // dumpIndexFiles resolves the argument to the files to dump; partition
@@ -143,16 +157,20 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		if _, isIndex := logstore.IndexKindOf(o.target); err != nil && isIndex {
 			return nil, false, err
 		}
-		if err == nil && !fi.IsDir() {
-			kind, ok := logstore.IndexKindOf(o.target)
-			if !ok {
-				return nil, false, usagef("dump-index: %s is neither an index file (*.index, *.timeindex) nor a partition directory", o.target)
-			}
+		if kind, ok := logstore.IndexKindOf(o.target); err == nil && !fi.IsDir() && ok {
 			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil
 		}
 		var kind pathKind
 		if dir, kind, err = classifyPath(o.target); err != nil {
 			return nil, false, err
+		}
+		if kind == segmentFilePath {
+			p, err := logstore.OpenSegmentFile(dir, dir)
+			if err != nil {
+				return nil, false, err
+			}
+			defer p.Close()
+			return segmentIndexFiles(o, p.IndexSegments()), true, nil
 		}
 		if kind == topicPath {
 			t, err := logstore.OpenTopicDir(dir)
@@ -186,25 +204,31 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 	if err != nil {
 		return nil, false, err
 	}
-	found := false
-	for _, s := range segs {
-		if o.onlySeg && s.Base != o.segment {
-			continue
+	if o.onlySeg {
+		i := slices.IndexFunc(segs, func(s logstore.IndexSegment) bool { return s.Base == o.segment })
+		if i < 0 {
+			return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
 		}
-		found = true
+		segs = segs[i : i+1]
+	}
+	return segmentIndexFiles(o, segs), true, nil
+}
+
+// segmentIndexFiles lists the index files of segs that o asks for.
+func segmentIndexFiles(o dumpIndexOptions, segs []logstore.IndexSegment) []dumpIndexFile {
+	var files []dumpIndexFile
+	for i := range segs {
+		s := &segs[i]
 		for _, k := range o.kinds {
 			path := s.Index
 			if k == logstore.TimeIndex {
 				path = s.TimeIndex
 			}
-			_, err := os.Stat(path)
-			files = append(files, dumpIndexFile{path: path, kind: k, missing: errors.Is(err, os.ErrNotExist)})
+			_, err := os.Lstat(path)
+			files = append(files, dumpIndexFile{path: path, kind: k, missing: errors.Is(err, os.ErrNotExist), seg: s})
 		}
 	}
-	if o.onlySeg && !found {
-		return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
-	}
-	return files, true, nil
+	return files
 }
 
 // dumpIndexPartition is the directory of the partition of t (called
@@ -251,6 +275,7 @@ type dumpIndexTotals struct {
 	entries                 int64
 	counts                  map[logstore.IndexVerdict]int64
 	wrong, damaged          int64
+	odd                     []*logstore.NotRegularError // files of a listing not read: not regular files
 }
 
 func (t *dumpIndexTotals) add(s *logstore.IndexSummary) {
@@ -280,6 +305,7 @@ func runDumpIndex(e *env, o dumpIndexOptions) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var totals dumpIndexTotals
 	for i, f := range files {
+		var odd *logstore.NotRegularError
 		if f.missing {
 			totals.files++
 			totals.missing++
@@ -288,6 +314,11 @@ func runDumpIndex(e *env, o dumpIndexOptions) error {
 			var sum logstore.IndexSummary
 			sum, err = dumpIndexOne(out, o, f, i > 0)
 			totals.add(&sum)
+		}
+		if f.seg != nil && errors.As(err, &odd) {
+			// The others are dumped still; the command fails at the end.
+			totals.odd = append(totals.odd, odd)
+			err = dumpIndexNotRegular(out, o, f, odd, i > 0)
 		}
 		if err != nil {
 			out.Flush() // what was printed before the error stays useful
@@ -309,10 +340,46 @@ func runDumpIndex(e *env, o dumpIndexOptions) error {
 	if n := totals.counts[logstore.VerdictBackwards]; n > 0 {
 		e.warn("%d time index %s back in time (foreign writers stamp the wall clock: not an error)", n, dumpIndexPlural(n, "entry goes", "entries go"))
 	}
+	if len(totals.odd) > 0 {
+		return fmt.Errorf("%s, not dumped: %s", dumpIndexNotRegularText(len(totals.odd)), nameList(oddPaths(totals.odd)))
+	}
 	if o.verify && totals.wrong+totals.damaged > 0 {
 		return errProblemsFound
 	}
 	return nil
+}
+
+func dumpIndexNotRegularText(n int) string {
+	return fmt.Sprintf("%d index %s not a regular file", n, dumpIndexPlural(int64(n), "file is", "files are"))
+}
+
+func oddPaths(odd []*logstore.NotRegularError) []string {
+	paths := make([]string, len(odd))
+	for i, e := range odd {
+		paths[i] = e.Path + " (" + e.Kind() + ")"
+	}
+	return paths
+}
+
+// dumpIndexNotRegular reports a segment's index file that is not a
+// regular file, which is not read (verify-crc calls it a problem).
+func dumpIndexNotRegular(out *bufio.Writer, o dumpIndexOptions, f dumpIndexFile, odd *logstore.NotRegularError, blank bool) error {
+	if o.json {
+		b := append(out.AvailableBuffer(), `{"type":"summary","file":`...)
+		b = appendJSONValue(b, f.path)
+		b = append(b, `,"kind":"`...)
+		b = append(b, f.kind.String()...)
+		b = append(b, `","not_regular":`...)
+		b = appendJSONValue(b, odd.Kind())
+		b = append(b, "}\n"...)
+		_, err := out.Write(b)
+		return err
+	}
+	if blank {
+		out.WriteByte('\n')
+	}
+	_, err := fmt.Fprintf(out, "%s: not a regular file (%s), not read; %s\n", f.path, odd.Kind(), odd.Advice())
+	return err
 }
 
 func dumpIndexPlural(n int64, one, many string) string {
@@ -353,7 +420,13 @@ func appendJSONValue(b []byte, v any) []byte {
 
 // dumpIndexOne dumps one index file.
 func dumpIndexOne(out *bufio.Writer, o dumpIndexOptions, f dumpIndexFile, blank bool) (logstore.IndexSummary, error) {
-	d, err := logstore.OpenIndexDump(f.path, o.verify)
+	var d *logstore.IndexDump
+	var err error
+	if f.seg != nil {
+		d, err = f.seg.OpenDump(f.kind, o.verify)
+	} else {
+		d, err = logstore.OpenIndexDump(f.path, o.verify)
+	}
 	if err != nil {
 		return logstore.IndexSummary{}, err
 	}
@@ -460,6 +533,9 @@ func writeDumpIndexReport(out *bufio.Writer, o dumpIndexOptions, t *dumpIndexTot
 	}
 	if t.missing > 0 {
 		fmt.Fprintf(out, "note: %d index %s missing ('seglog recover' rebuilds them)\n", t.missing, dumpIndexPlural(int64(t.missing), "file is", "files are"))
+	}
+	if len(t.odd) > 0 {
+		fmt.Fprintf(out, "%s, not read\n", dumpIndexNotRegularText(len(t.odd)))
 	}
 	if t.damaged > 0 {
 		fmt.Fprintf(out, "%d %s could not be confirmed: the .log is damaged there (run 'seglog verify-crc')\n", t.damaged, dumpIndexPlural(t.damaged, "entry", "entries"))

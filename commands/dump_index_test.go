@@ -190,6 +190,10 @@ func TestDumpIndexExitCodes(t *testing.T) {
 	ditSegment(t, filepath.Join(dir, "two", "0"), 0, 2, 1, nil)
 	ditSegment(t, filepath.Join(dir, "two", "1"), 0, 2, 1, nil)
 	index := ditSeg(dir, "t", 0, 0, ".index")
+	notes := filepath.Join(dir, "t", "notes.txt")
+	if err := os.WriteFile(notes, []byte("not a segment\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args  []string
 		code  int
@@ -199,6 +203,7 @@ func TestDumpIndexExitCodes(t *testing.T) {
 		{[]string{"dump-index", "t", "-p", "0", "--segment", "0", "--kind", "timeindex", "--verify", "--json"}, 0, nil},
 		{[]string{"dump-index", index}, 0, nil},
 		{[]string{"dump-index", filepath.Join(dir, "t", "0")}, 0, nil},
+		{[]string{"dump-index", ditSeg(dir, "t", 0, 0, ".log"), "--kind", "index", "--verify"}, 0, nil},
 		{[]string{"dump-index", "two", "--partition", "1", "--verify"}, 0, nil},
 
 		{[]string{"dump-index", "nosuch"}, 1, []string{"topic nosuch", "not found", "seglog create nosuch"}},
@@ -206,6 +211,7 @@ func TestDumpIndexExitCodes(t *testing.T) {
 		{[]string{"dump-index", "t", "--segment", "7"}, 1, []string{"no segment with base offset 7", "its segments: 0"}},
 		{[]string{"dump-index", filepath.Join(dir, "t", "0", "nosuch.index")}, 1, []string{"nosuch.index", "no such file"}},
 		{[]string{"dump-index", filepath.Join(dir, "nosuch", "0")}, 1, []string{filepath.Join(dir, "nosuch", "0") + " does not exist"}},
+		{[]string{"dump-index", notes}, 1, []string{notes + " is neither a directory nor a segment file"}},
 
 		{[]string{"dump-index"}, 2, []string{"missing FILE, TOPIC or PARTITION-DIR"}},
 		{[]string{"dump-index", "t", "u"}, 2, []string{"one FILE, TOPIC or PARTITION-DIR expected"}},
@@ -217,7 +223,8 @@ func TestDumpIndexExitCodes(t *testing.T) {
 		{[]string{"dump-index", "t", "--kind", "log"}, 2, []string{"--kind must be index, timeindex or both"}},
 		{[]string{"dump-index", index, "--partition", "0"}, 2, []string{"--partition does not apply to an index file"}},
 		{[]string{"dump-index", filepath.Join(dir, "t", "0"), "--partition", "1"}, 2, []string{"--partition 1 does not match"}},
-		{[]string{"dump-index", ditSeg(dir, "t", 0, 0, ".log")}, 2, []string{"neither an index file"}},
+		{[]string{"dump-index", ditSeg(dir, "t", 0, 0, ".log"), "--segment", "0"}, 2, []string{"--segment does not apply to a segment file"}},
+		{[]string{"dump-index", ditSeg(dir, "t", 0, 0, ".log"), "--partition", "0"}, 2, []string{"--partition does not apply to a segment file"}},
 		{[]string{"dump-index", "t", "--bogus"}, 2, []string{"unknown flag --bogus"}},
 	} {
 		r := ditRun(t, dir, tc.code, tc.args...)

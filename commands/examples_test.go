@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/seglog/seglog/format"
 )
 
 // helpExample is one command line shown in a command's --help.
@@ -135,7 +137,8 @@ var exampleSpecs = map[string]exampleSpec{
 // exampleFixture builds, once per test, the directory the help examples
 // run in: ./data with the topics they name (orders: 3 partitions of keyed
 // records and a group; app-logs; users), ./backup/data holding a copy of
-// orders/0, ./app.log and ./orders-0.tar (a copy-partition stream).
+// orders/0, ./rescue holding orders/0's segment files, ./app.log and
+// ./orders-0.tar (a copy-partition stream).
 func exampleFixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -157,6 +160,10 @@ func exampleFixture(t *testing.T) string {
 	tar := mustRun(t, data, "", "copy-partition", "orders", "0", "--to", "-")
 	writeFile(t, filepath.Join(dir, "orders-0.tar"), tar.stdout)
 	writeFile(t, filepath.Join(dir, "app.log"), "started\nlistening on :8080\n")
+	// A segment copied off alone, with its index files.
+	if out, err := exec.Command("cp", "-a", filepath.Join(data, "orders", "0"), filepath.Join(dir, "rescue")).CombinedOutput(); err != nil {
+		t.Fatalf("copying a segment: %v\n%s", err, out)
+	}
 	// A log in the simple store/index layout, for import.
 	if out, err := exec.Command("cp", "-a", filepath.Join("..", "testdata", "simplelog", "clean"), filepath.Join(dir, "old-log")).CombinedOutput(); err != nil {
 		t.Fatalf("copying the simple log fixture: %v\n%s", err, out)
@@ -444,5 +451,36 @@ func TestReadmeTour(t *testing.T) {
 				t.Errorf("tour line %d %q: stderr does not contain %q:\n%s", i+1, s.line, want, stderr)
 			}
 		}
+	}
+}
+
+// README's read section says what a time search reads where timestamps go
+// back in the words of verify-crc's timestamp-backwards note.
+func TestReadmeSaysWhatTimeSearchReads(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t")
+	log := logPath(dir, "t", 0)
+	var b []byte
+	for o, ts := range []int64{50, 20} {
+		b = format.AppendRecord(b, &format.Record{Offset: uint64(o), Timestamp: ts, Value: []byte("v")})
+	}
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustRun(t, dir, "", "verify-crc", "t")
+	_, note, ok := strings.Cut(r.stdout, "older than the record before it (50); ")
+	note, _, _ = strings.Cut(note, "\n")
+	if !ok || note == "" {
+		t.Fatalf("verify-crc notes no timestamp going back:\n%s", r.stdout)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, read, _ := strings.Cut(string(readme), "\n### read ")
+	read, _, _ = strings.Cut(read, "\n### ")
+	read = strings.Join(strings.Fields(strings.ReplaceAll(read, "`", "")), " ")
+	if !strings.Contains(read, note) {
+		t.Errorf("README's read section does not say what verify-crc's note says:\n%s", note)
 	}
 }

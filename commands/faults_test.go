@@ -843,6 +843,9 @@ func TestFaultUnreadableFile(t *testing.T) {
 		what := fmt.Sprintf("%q with %s unreadable", args, filepath.Base(idx))
 		res.wantExit(t, what, exitError)
 		faultErrorLine(t, what, res, idx, "permission denied")
+		if args[0] == "verify-crc" && !strings.HasSuffix(res.stdout, "\nno problems in what was checked, but the check could not finish (checked in part: t/0)\n") {
+			t.Errorf("%s: the report does not say the check was done in part:\n%s", what, res.stdout)
+		}
 	}
 	if err := os.Chmod(idx, 0o644); err != nil {
 		t.Fatal(err)
@@ -928,11 +931,26 @@ func TestFaultSegmentIsDirectory(t *testing.T) {
 	if r := mustRun(t, dir, "", "read", "t", "--offset", strconv.Itoa(at), "--count", "1"); r.stdout != values[0][at]+"\n" {
 		t.Errorf("read --offset %d with an index that is a directory: %q, want %q", at, r.stdout, values[0][at])
 	}
-	for _, args := range [][]string{{"verify-crc", "t"}, {"recover", "t"}} {
-		res := seglogRunner{bin: seglogBin(t)}.run(t, dir, "", args...)
-		what := fmt.Sprintf("%q with %s a directory", args, filepath.Base(idx))
-		res.wantExit(t, what, exitError)
-		faultErrorLine(t, what, res, idx)
+	for _, c := range []struct {
+		args  []string
+		stdin string
+		code  int
+	}{
+		{[]string{"verify-crc", "t"}, "", exitProblems},
+		{[]string{"recover", "t"}, "", exitError},
+		{[]string{"retention-sweep", "t", "--retention", "1ns"}, "", exitError},
+		{[]string{"append", "t"}, "new\n", exitError},
+	} {
+		res := seglogRunner{bin: seglogBin(t)}.run(t, dir, c.stdin, c.args...)
+		what := fmt.Sprintf("%q with %s a directory", c.args, filepath.Base(idx))
+		res.wantExit(t, what, c.code)
+		if c.code == exitProblems {
+			if !strings.Contains(res.stdout, "problem "+idx+": not a regular file (a directory)") {
+				t.Errorf("%s: no problem naming it:\n%s", what, res.stdout)
+			}
+		} else {
+			faultErrorLine(t, what, res, "index file "+idx+" is not a regular file (a directory)")
+		}
 		sameSnapshot(t, before, snapshot(t, dir))
 	}
 	copyDst := filepath.Join(base, "copy")

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -93,7 +91,7 @@ func readCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "read",
 		Usage:     "print a topic's records",
-		ArgsUsage: "TOPIC|PARTITION-DIR",
+		ArgsUsage: "TOPIC|PARTITION-DIR|SEGMENT.log",
 		Description: "Only reads (but --group keeps its positions, see below): prints records from\n" +
 			"the given offset or time to the end of the log as it was when read started,\n" +
 			"partition 0 first; --offset N reads each partition that holds offset N from there\n" +
@@ -102,9 +100,16 @@ func readCommand() *cli.Command {
 			"files), a topic directory (its partitions, as for a TOPIC) or a log in the simple\n" +
 			"store/index layout (see 'seglog import'), whose records have no key, timestamp or\n" +
 			"CRC: json gives null for them, dump '-', and %T and %c print nothing; a directory\n" +
-			"holding none of them is an error. Exits 1 on a corrupt record, after printing the\n" +
-			"records before it, unless --skip-corrupt. A stdout pipe losing its reader stops\n" +
-			"read between records, with status 0.\n\n" +
+			"holding none of them is an error. It may also name a lone segment file, a .log\n" +
+			"(with its .index and .timeindex beside it, if there): read as the active segment of\n" +
+			"a partition of its own, so its tail may be incomplete rather than corrupt; its base\n" +
+			"offset is its name's, or its first record's for a file named otherwise.\n\n" +
+			"Exits 1 on a corrupt record, after printing the records before it, unless\n" +
+			"--skip-corrupt: then a warning, and reading goes on where valid data resumes (the\n" +
+			"rule every command shares: records after skipped offsets keep their offsets, a\n" +
+			"damaged record's bytes are never read as records); --format dump shows each\n" +
+			"damaged record too, marked BAD with its stored and computed CRC. A stdout pipe\n" +
+			"losing its reader stops read between records, with status 0.\n\n" +
 			"--group NAME resumes each partition where the last read or tail with that group\n" +
 			"stopped (the committed position; a partition never committed starts where it would\n" +
 			"without a group) and commits, at least every second and at the end, the position\n" +
@@ -118,6 +123,8 @@ func readCommand() *cli.Command {
 			"written into a pipe count as printed, so use --count rather than '| head'.\n\n" +
 			"Times are RFC 3339 (2024-05-01T12:00:00Z) or a duration meaning that long ago (2h,\n" +
 			"7d). A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
+			"--since finds it by binary search; where timestamps go back (verify-crc notes it), it\n" +
+			"scans only when what it reads goes back, and may otherwise start late.\n" +
 			"--template tokens: %t topic, %p partition, %o offset, %k key, %s value, %T timestamp\n" +
 			"(ms), %K key length, %S value length, %b byte position, %c crc, %% a percent sign;\n" +
 			"escapes \\n \\t \\\\. No newline is added.\n\n" +
@@ -128,7 +135,8 @@ func readCommand() *cli.Command {
 			"  seglog read orders --format dump --skip-corrupt\n" +
 			"  seglog read orders --group billing --count 1000\n" +
 			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
-			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json",
+			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json\n" +
+			"  seglog read ./rescue/00000000000000000000.log --format dump --skip-corrupt",
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "read only partition `P`", DefaultText: "all, partition 0 first"},
 			&cli.StringFlag{Name: "offset", Aliases: []string{"o"}, Value: "beginning", Usage: "start at offset `N` (in each partition holding it), the last -N of each partition, beginning or end"},
@@ -200,10 +208,12 @@ type partitionRef struct {
 	topic     string
 	partition int
 	open      func() (*logstore.Partition, error)
+	file      bool // a lone segment file
 }
 
 // readTargets lists the partitions a read covers, in order: of a topic,
-// a topic directory named by path, or a partition directory.
+// a topic directory named by path, a partition directory, or a lone
+// segment file.
 func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if strings.Contains(topic, "/") {
 		dir, kind, err := classifyPath(topic)
@@ -219,15 +229,11 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 				return logstore.OpenPartitionDir(t.PartitionDir(p), t.PartitionDir(p))
 			})
 		}
-		n, err := format.ParsePartition(filepath.Base(dir))
+		topic, c, err := pathCovered(dir, kind, partition)
 		if err != nil {
-			n = 0
+			return nil, err
 		}
-		if partition >= 0 && partition != n {
-			return nil, usagef("--partition %d does not match the partition directory %s", partition, dir)
-		}
-		return []partitionRef{{topic: pathTopic(dir), partition: n,
-			open: func() (*logstore.Partition, error) { return logstore.OpenPartitionDir(dir, dir) }}}, nil
+		return []partitionRef{{topic: topic, partition: c.number, open: c.open, file: c.file}}, nil
 	}
 	store := logstore.Open(e.dataDir)
 	t, err := store.Topic(topic)
@@ -416,6 +422,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		return 0, err
 	}
 	defer p.Close()
+	warnIgnored(e, p)
 	ext, err := p.Extent()
 	if err != nil {
 		return 0, err

@@ -463,7 +463,7 @@ func TestRecoverIndexIsADirectory(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("recover: exit %d, want 1; stderr:\n%s", r.code, r.stderr)
 	}
-	wantOneErrorLine(t, r.stderr, idx+" is a directory where a file belongs", "move it away")
+	wantOneErrorLine(t, r.stderr, idx+" is not a regular file (a directory)", "move it out of the partition directory")
 	if fi, err := os.Stat(idx); err != nil || !fi.IsDir() {
 		t.Errorf("the directory in the index's place: %v, %v; recover must leave it", fi, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/internal/testcheckout"
 )
 
@@ -41,10 +42,12 @@ func TestScript(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"truncate": cmdTruncate,
-			"flipbyte": cmdFlipbyte,
-			"filesize": cmdFilesize,
-			"exitcode": cmdExitcode,
+			"truncate":    cmdTruncate,
+			"flipbyte":    cmdFlipbyte,
+			"filesize":    cmdFilesize,
+			"exitcode":    cmdExitcode,
+			"writerecord": cmdWriteRecord,
+			"writeentry":  cmdWriteEntry,
 		},
 	})
 }
@@ -82,6 +85,65 @@ func cmdFlipbyte(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	b[0] ^= 0xff
 	_, err = f.WriteAt(b[:], pos)
+	ts.Check(err)
+}
+
+// writerecord FILE POS OFFSET TIMESTAMP VALUE: write a record with that
+// offset, timestamp (Unix ns) and value, and no key, at byte POS of FILE
+// (a number, or end to append), making FILE if it is missing. A VALUE of
+// @NAME is the bytes of file NAME: a record written there makes a value
+// shaped like a record.
+func cmdWriteRecord(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 5 {
+		ts.Fatalf("usage: writerecord FILE POS OFFSET TIMESTAMP VALUE")
+	}
+	off, err := strconv.ParseUint(args[2], 10, 64)
+	ts.Check(err)
+	stamp, err := strconv.ParseInt(args[3], 10, 64)
+	ts.Check(err)
+	value := []byte(args[4])
+	if name, ok := strings.CutPrefix(args[4], "@"); ok {
+		value, err = os.ReadFile(ts.MkAbs(name))
+		ts.Check(err)
+	}
+	writeAt(ts, args[0], args[1], format.AppendRecord(nil, &format.Record{Offset: off, Timestamp: stamp, Value: value}))
+}
+
+// writeentry FILE ENTRY OFFSET VALUE: write an index entry (offset and
+// byte position, or timestamp for a .timeindex) as entry number ENTRY of
+// FILE (a number, or end to append).
+func cmdWriteEntry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 4 {
+		ts.Fatalf("usage: writeentry FILE ENTRY OFFSET VALUE")
+	}
+	off, err := strconv.ParseUint(args[2], 10, 64)
+	ts.Check(err)
+	v, err := strconv.ParseInt(args[3], 10, 64)
+	ts.Check(err)
+	at := args[1]
+	if at != "end" {
+		n, err := strconv.ParseInt(at, 10, 64)
+		ts.Check(err)
+		at = strconv.FormatInt(n*format.IndexEntryLen, 10)
+	}
+	writeAt(ts, args[0], at, format.AppendIndexEntry(nil, format.IndexEntry{Offset: off, Pos: v}))
+}
+
+// writeAt writes b at byte pos (a number, or end) of file name.
+func writeAt(ts *testscript.TestScript, name, pos string, b []byte) {
+	f, err := os.OpenFile(ts.MkAbs(name), os.O_RDWR|os.O_CREATE, 0o644)
+	ts.Check(err)
+	defer f.Close()
+	var at int64
+	if pos == "end" {
+		fi, err := f.Stat()
+		ts.Check(err)
+		at = fi.Size()
+	} else {
+		at, err = strconv.ParseInt(pos, 10, 64)
+		ts.Check(err)
+	}
+	_, err = f.WriteAt(b, at)
 	ts.Check(err)
 }
 

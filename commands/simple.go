@@ -190,7 +190,7 @@ func simpleTopicInfo(dir string, only int) (*topicInfo, error) {
 	if err := simplePartition(only, dir); err != nil {
 		return nil, err
 	}
-	t := &topicInfo{name: filepath.Base(dir), dir: dir, partitions: 1, layout: "simple"}
+	t := &topicInfo{name: filepath.Base(dir), dir: dir, partitions: 1, layout: simpleLayout}
 	pi := partitionInfo{partition: 0}
 	l, err := openSimple(dir)
 	if err == nil {

@@ -36,7 +36,7 @@ func tailCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "tail",
 		Usage:     "print a topic's newest records, and with -f follow new ones as they are appended",
-		ArgsUsage: "TOPIC|PARTITION-DIR",
+		ArgsUsage: "TOPIC|PARTITION-DIR|SEGMENT.log",
 		Description: "Only reads (but --group keeps its positions). Prints the N newest records of\n" +
 			"the topic (-n, default 10): across partitions the N newest by timestamp, printed\n" +
 			"oldest first. With -f it then prints every record any process appends, partition\n" +
@@ -48,11 +48,14 @@ func tailCommand() *cli.Command {
 			"for, never printed half. On a topic that does not exist, -f fails and -F waits for\n" +
 			"it to be created. A partition directory that comes back holding another log (the\n" +
 			"topic deleted and created again) is read from its start, with a warning. stdout\n" +
-			"losing its reader (| head -1) ends tail with status 0, also while it waits. A\n" +
-			"corrupt record ends tail with exit status 1 unless --skip-corrupt. A TOPIC\n" +
-			"containing '/' names a partition or topic directory by path, as in read (-F waits\n" +
-			"for a log to appear there); a log in the simple store/index layout, named by path,\n" +
-			"can be tailed but not followed.\n\n" +
+			"losing its reader (| head -1) ends tail with status 0, also while it waits.\n" +
+			"-n counts records, not offsets: offsets lost to damage or in a gap between\n" +
+			"segments are passed over. A corrupt record met while printing ends tail there\n" +
+			"with exit status 1, after the records before it, as it ends read, unless\n" +
+			"--skip-corrupt. A TOPIC containing '/' names a partition or topic directory by\n" +
+			"path, as in read (-F waits for a log to appear there), or a lone segment file (its\n" +
+			"newest records, not followed: its tail may be incomplete); a log in the simple\n" +
+			"store/index layout, named by path, can be tailed but not followed.\n\n" +
 			"--count N stops after N records in all (the first -n ones included): with -n 0,\n" +
 			"the next N to arrive. --timeout D stops after D without a new record.\n\n" +
 			"--group NAME resumes each partition where the last run with that group stopped\n" +
@@ -191,12 +194,16 @@ func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*t
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	if o.follow && refs[0].file {
+		return nil, usagef("-f follows a partition as it grows, and %s is a lone segment file: drop -f to print its newest records, or name its partition directory", o.topic)
+	}
 	parts := make([]*tailPart, 0, len(refs))
 	for _, ref := range refs {
 		p, err := ref.open()
 		if err != nil {
 			return nil, err
 		}
+		warnIgnored(e, p)
 		tp := &tailPart{ref: ref, p: p, index: len(parts), rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
 		ext, err := p.Extent()
 		if err != nil {
@@ -670,12 +677,11 @@ func tailScan(e *env, tp *tailPart, o tailOptions, fn func(*logstore.Record) err
 			it = next
 			continue
 		}
+		// Past damage even without --skip-corrupt: the candidates are the
+		// newest valid records. Printing them reports the damage (and
+		// stops there unless --skip-corrupt), as read does.
 		var ce *logstore.CorruptionError
-		if !o.skipCorrupt || !errors.As(it.Err(), &ce) {
-			return it.Err()
-		}
-		// The warning comes when the records are printed.
-		if !it.SkipCorrupt() {
+		if !errors.As(it.Err(), &ce) || !it.SkipCorrupt() {
 			return it.Err()
 		}
 	}

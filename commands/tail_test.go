@@ -361,3 +361,36 @@ func TestTailGroupResumesAfterKill(t *testing.T) {
 		t.Errorf("third run printed %q", out)
 	}
 }
+
+// tail -n N prints the N newest valid records: offsets skipped inside a
+// segment, or in a gap between segments, are no records. Damage met while
+// printing them stops tail there (exit 1), as it stops read, unless
+// --skip-corrupt.
+func TestTailNewestValidRecords(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t")
+	mustRun(t, dir, "v0\nv1\nv2\n", "append", "t")
+	appendRaw(t, dir, 4, "v4") // offsets 0, 1, 2, 4
+
+	r := runIn(t, dir, nil, "tail", "-n", "2", "t")
+	if r.code != exitError || r.stdout != "v2\n" {
+		t.Errorf("tail -n 2: exit %d, stdout %q; want v2, then exit 1", r.code, r.stdout)
+	}
+	wantOneErrorLine(t, r.stderr, "corrupt record at byte 90", "(expected offset 3)", "--skip-corrupt")
+	r = runIn(t, dir, nil, "tail", "-n", "2", "--skip-corrupt", "t")
+	if r.code != exitOK || r.stdout != "v2\nv4\n" || !strings.HasPrefix(r.stderr, "seglog: warning: skipping corrupt record at byte 90") {
+		t.Errorf("tail -n 2 --skip-corrupt: exit %d, stdout %q, stderr %q; want v2, v4", r.code, r.stdout, r.stderr)
+	}
+	if r := runIn(t, dir, nil, "tail", "-n", "10", "--skip-corrupt", "t"); r.stdout != "v0\nv1\nv2\nv4\n" {
+		t.Errorf("tail -n 10 --skip-corrupt: %q", r.stdout)
+	}
+
+	// Split by salvage, offset 3 is a gap between segments.
+	mustRun(t, dir, "", "recover", "t", "--salvage")
+	if r := mustRun(t, dir, "", "tail", "-n", "2", "t"); r.stdout != "v2\nv4\n" || r.stderr != "" {
+		t.Errorf("tail -n 2 across the gap: stdout %q, stderr %q; want v2, v4", r.stdout, r.stderr)
+	}
+	if r := mustRun(t, dir, "", "tail", "-n", "1", "t"); r.stdout != "v4\n" {
+		t.Errorf("tail -n 1 across the gap: %q", r.stdout)
+	}
+}

@@ -17,11 +17,29 @@ import (
 // covers, or a run of missing ones.
 type covered struct {
 	name    string // as output names it: "topic/P" ("topic/1..4" for a run), or a directory
-	dir     string // for a run of several missing partitions, the topic directory
+	dir     string // for a run of several missing partitions, the topic directory; for a lone segment file, the file
 	number  int
 	last    int  // the run's last partition; number for one partition
 	count   int  // the topic's partition count; 0 for a partition directory given by path
 	missing bool // no directory, though a higher partition has one
+	file    bool // a lone segment file, read as a partition of its own
+}
+
+// warnIgnored warns of each index file of p that is not a regular file,
+// which reading goes on without.
+func warnIgnored(e *env, p *logstore.Partition) {
+	for _, odd := range p.IgnoredIndexes() {
+		e.warn("index file %s is not a regular file (%s): reading without it, as an index is only a hint (verify-crc reports it); %s",
+			odd.Path, odd.Kind(), odd.Advice())
+	}
+}
+
+// open opens the partition, to read it.
+func (c covered) open() (*logstore.Partition, error) {
+	if c.file {
+		return logstore.OpenSegmentFile(c.dir, c.name)
+	}
+	return logstore.OpenPartitionDir(c.dir, c.name)
 }
 
 // coveredTopic is a topic's partitions, in order.
@@ -31,6 +49,7 @@ type coveredTopic struct {
 	partitions int // highest partition directory + 1
 	parts      []covered
 	found      logstore.TopicPartitions
+	file       bool // a lone segment file
 }
 
 // missingError is the problem a run of partitions missing in the middle
@@ -88,9 +107,10 @@ func nothingToDo(e *env, verb string, topics int) error {
 type pathKind int
 
 const (
-	partitionPath pathKind = iota + 1 // segment files
-	topicPath                         // partition directories, one at least holding segment files
-	simplePath                        // .store files: a log in the simple store/index layout
+	partitionPath   pathKind = iota + 1 // segment files
+	topicPath                           // partition directories, one at least holding segment files
+	simplePath                          // .store files: a log in the simple store/index layout
+	segmentFilePath                     // not a directory: a lone segment file, its .log
 )
 
 // notALogError is a path that names no log. It is "not found" for tail -F,
@@ -107,19 +127,22 @@ func (e *notALogError) Unwrap() error { return logstore.ErrPartitionNotFound }
 // classifyPath tells what the directory arg (a path) holds, by its files:
 // a partition directory is one with segment files, whatever its name, and
 // a topic directory one with partition directories of which one at least
-// holds segment files. Anything else (a typo, an unmounted volume, a
-// directory of notes, an empty partition directory) is an error: read as
-// an empty log it would be a silent wrong answer.
+// holds segment files. A file is a lone segment file when it is a .log.
+// Anything else (a typo, an unmounted volume, a directory of notes, an
+// empty partition directory) is an error: read as an empty log it would
+// be a silent wrong answer.
 func classifyPath(arg string) (string, pathKind, error) {
 	dir := filepath.Clean(arg)
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return dir, 0, &notALogError{arg, "does not exist (an argument holding '/' is a path: to a partition or topic directory)"}
+		return dir, 0, &notALogError{arg, "does not exist (an argument holding '/' is a path: to a partition or topic directory, or a segment's .log)"}
 	case err != nil:
 		return dir, 0, err
+	case fi.Mode().IsRegular() && strings.HasSuffix(dir, format.LogExt):
+		return dir, segmentFilePath, nil
 	case !fi.IsDir():
-		return dir, 0, fmt.Errorf("%s is not a directory (name a partition or topic directory, or a TOPIC without '/')", arg)
+		return dir, 0, fmt.Errorf("%s is neither a directory nor a segment file (name a partition or topic directory, a segment's .log, or a TOPIC without '/')", arg)
 	}
 	layout, err := logstore.DetectLayout(dir)
 	switch {
@@ -192,15 +215,33 @@ func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, erro
 	case kind == topicPath:
 		return resolveTopic(e, dir, filepath.Base(dir), dir, "", only, probs)
 	}
-	n, err := format.ParsePartition(filepath.Base(dir))
+	topic, c, err := pathCovered(dir, kind, only)
 	if err != nil {
-		n = 0 // a copy under another name; read numbers it 0 as well
+		return nil, err
+	}
+	return &coveredTopic{name: topic, dir: dir, partitions: 1, file: c.file, parts: []covered{c}}, nil
+}
+
+// pathCovered is the partition a partition directory or a lone segment
+// file named by path (dir) is, and the topic output names it by: numbered
+// by its directory's name, else 0 (a copy under another name), in the
+// topic named by the directory above. A --partition given (only >= 0)
+// must be that number.
+func pathCovered(dir string, kind pathKind, only int) (string, covered, error) {
+	c := covered{name: dir, dir: dir, file: kind == segmentFilePath}
+	what, pdir := "partition directory", dir
+	if c.file {
+		what, pdir = "segment file", filepath.Dir(dir)
+	}
+	n, err := format.ParsePartition(filepath.Base(pdir))
+	if err != nil {
+		n = 0
 	}
 	if only >= 0 && only != n {
-		return nil, usagef("--partition %d does not match the partition directory %s", only, dir)
+		return "", c, usagef("--partition %d does not match the %s %s", only, what, dir)
 	}
-	return &coveredTopic{name: pathTopic(dir), dir: dir, partitions: 1,
-		parts: []covered{{name: dir, dir: dir, number: n, last: n}}}, nil
+	c.number, c.last = n, n
+	return pathTopic(pdir), c, nil
 }
 
 // resolveTopic lists the partitions of the topic in dir (label names them

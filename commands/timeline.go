@@ -65,7 +65,7 @@ func runTimeline(e *env, o describeOptions) error {
 			probs = append(probs, err)
 			continue
 		}
-		t := gatherTimeline(ct, &probs)
+		t := gatherTimeline(e, ct, &probs)
 		columns := o.width
 		if !o.json {
 			columns = timelineColumns(e.stdout, o.width, t)
@@ -92,13 +92,13 @@ func runTimeline(e *env, o describeOptions) error {
 
 // gatherTimeline reads the stats of a topic's partitions and from them its
 // time range.
-func gatherTimeline(ct *coveredTopic, probs *problems) *timelineTopic {
+func gatherTimeline(e *env, ct *coveredTopic, probs *problems) *timelineTopic {
 	t := &timelineTopic{name: ct.name, dir: ct.dir}
 	for _, c := range ct.parts {
 		tp := timelinePart{covered: c}
 		if c.missing {
 			*probs = append(*probs, ct.missingError(c))
-		} else if tp.stats, tp.err = partitionStats(c.dir, c.name); tp.err != nil {
+		} else if tp.stats, tp.err = partitionStats(e, c); tp.err != nil {
 			*probs = append(*probs, tp.err)
 		} else if tp.stats.Records > 0 {
 			if !t.records {
@@ -123,9 +123,10 @@ func (t *timelineTopic) count(columns int, probs *problems) {
 		if tp.missing || tp.err != nil {
 			continue
 		}
-		p, err := logstore.OpenPartitionDir(tp.dir, tp.name)
+		p, err := tp.open()
 		if err == nil {
 			tp.counts, err = p.Timeline(t.from, t.to, columns)
+			p.Close()
 		}
 		if err != nil {
 			tp.err = err

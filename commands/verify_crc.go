@@ -26,7 +26,7 @@ func verifyCRCCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify-crc",
 		Usage:     "check every record, segment boundary and index of partitions",
-		ArgsUsage: "[TOPIC|PARTITION-DIR...]",
+		ArgsUsage: "[TOPIC|PARTITION-DIR|SEGMENT.log...]",
 		Description: "Only reads: opens every file read-only, changes nothing and takes no lock, so it\n" +
 			"runs beside writers, readers and sweeps. Checks every record of every segment from\n" +
 			"its first byte (header, keylen <= size, CRC, offsets following on from the segment's\n" +
@@ -35,10 +35,13 @@ func verifyCRCCommand() *cli.Command {
 			"is a note while a writer holds the partition, a problem otherwise) and each .index\n" +
 			"and .timeindex entry against the records. No TOPIC: every topic; a data directory\n" +
 			"without topics is nothing checked (exit status 1). A TOPIC containing '/' names a\n" +
-			"partition (or topic) directory directly, or a log in the simple store/index\n" +
-			"layout: it has no checksums, so its framing, segments and index entries are\n" +
-			"checked (zero padding and entries past the store's end, what a crash leaves, are\n" +
-			"notes); a directory holding none of them is an error.\n\n" +
+			"partition (or topic) directory directly, a lone segment file (a .log, checked as\n" +
+			"the active segment of a partition of its own: its tail may be incomplete), or a log\n" +
+			"in the simple store/index layout: it has no checksums, so its framing, segments\n" +
+			"and index entries are checked (zero padding and entries past the store's end, what\n" +
+			"a crash leaves, are notes); a directory holding none of them is an error. Each\n" +
+			"break in the chain of records is one finding, and the check goes on where valid\n" +
+			"data resumes, as read --skip-corrupt does: the valid records after it count.\n\n" +
 			"Prints one line per finding: 'problem', 'note' or 'known', the file, the byte\n" +
 			"position and offset concerned, and why; then a table per partition and 'N problems\n" +
 			"found' or, only when everything asked for was checked, 'no problems found'. What\n" +
@@ -52,15 +55,18 @@ func verifyCRCCommand() *cli.Command {
 			"null when they do not apply), then {\"type\":\"summary\", \"partitions\":[{\"partition\",\n" +
 			"\"dir\", \"segments\", \"records\", \"bytes\", \"problems\", \"notes\", \"known\",\n" +
 			"\"writer_pid\", \"complete\", \"missing\"}], \"problems\", \"notes\", \"known\",\n" +
-			"\"complete\", \"not_checked\" (when something was not)}. Problems: corrupt-record, overlap, index-mismatch, index-no-record,\n" +
-			"index-order, missing-partition, gaps-file; incomplete-tail (a note while a writer\n" +
-			"holds the partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
+			"\"complete\", \"not_checked\" (when something was not)}. Problems: corrupt-record,\n" +
+			"overlap, misnamed-segment, index-mismatch, index-no-record, index-order,\n" +
+			"not-regular-file (an index that is a symbolic link, a directory...),\n" +
+			"missing-partition, gaps-file; incomplete-tail (a note while a writer holds the\n" +
+			"partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
 			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +
 			"(keys not where FNV-1a routing puts them), segment-gone, no-segments.\n\n" +
 			"Examples:\n" +
 			"  seglog verify-crc\n" +
 			"  seglog verify-crc orders --partition 2 --jobs 1\n" +
 			"  seglog verify-crc ./backup/data/orders/0\n" +
+			"  seglog verify-crc ./rescue/00000000000000000000.log\n" +
 			"  seglog verify-crc orders --json | jq -c 'select(.severity == \"problem\")'",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "check only partition `P`", DefaultText: "all"},
@@ -112,7 +118,7 @@ func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, e
 	for _, c := range ct.parts {
 		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing, run: logstore.PartitionRange{First: c.number, Last: c.last}}
 		if !c.missing {
-			p, err := logstore.OpenPartitionDir(c.dir, c.name)
+			p, err := c.open()
 			if err != nil {
 				run.probs = append(run.probs, err)
 				run.unchecked = append(run.unchecked, c.name)

@@ -129,16 +129,23 @@ func TestVerifyCRCExitCodes(t *testing.T) {
 		}, []string{"verify-crc", "u"}, 0,
 			[]string{"note    " + vcSeg(dir0, "u", 0, 0, ".index") + " byte 16 offset 1: index entry 1 (offset 1) points at byte 29, past the end of the log (29 bytes)...",
 				"no problems found (1 note)"}, ""},
-		{"unreadable index: could not finish, with problems too", func(t *testing.T, dir string) {
+		{"index that is a directory: a problem naming it", func(t *testing.T, dir string) {
 			vcFlip(t, vcSeg(dir, "t", 0, 3, ".log"), 29+28)
 			idx := vcSeg(dir, "t", 0, 6, ".index")
 			os.Remove(idx)
-			os.Mkdir(idx, 0o755) // reading it fails with EISDIR, even as root
-		}, []string{"verify-crc", "t"}, 1,
+			os.Mkdir(idx, 0o755)
+		}, []string{"verify-crc", "t"}, 3,
 			[]string{"problem " + vcSeg(dir0, "t", 0, 3, ".log") + " byte 29 offset 4: crc mismatch...",
-				"| t/0 (incomplete) |        4 |       9 | 290 B |        1 |     0 |     0 |",
-				"1 problem found, but the check could not finish (checked in part: t/0)"},
-			"00000000000000000006.index: is a directory"},
+				"problem " + vcSeg(dir0, "t", 0, 6, ".index") + ": not a regular file (a directory): readers go on without this index...",
+				"| t/0       |        4 |       9 | 290 B |        2 |     0 |     0 |",
+				"2 problems found"}, ""},
+		{"index that is a symbolic link: a problem naming it", func(t *testing.T, dir string) {
+			idx := vcSeg(dir, "t", 0, 6, ".index")
+			os.Rename(idx, idx+".aside")
+			os.Symlink(idx+".aside", idx)
+		}, []string{"verify-crc", "t"}, 3,
+			[]string{"problem " + vcSeg(dir0, "t", 0, 6, ".index") + ": not a regular file (a symbolic link to " + vcSeg(dir0, "t", 0, 6, ".index") + ".aside): readers go on...",
+				"1 problem found"}, ""},
 		{"missing partition in the middle", func(t *testing.T, dir string) {
 			mustRun(t, dir, "", "create", "m", "--partitions", "3")
 			os.RemoveAll(filepath.Join(dir, "m", "1"))

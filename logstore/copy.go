@@ -111,7 +111,9 @@ func (s *Store) openCopySource(topic string, part int, wait time.Duration, stop 
 // plan fixes what the copy takes: closed segments whole, the active one up
 // to its last valid record (a writer may be appending).
 func (src *copySource) plan(topicDir string) error {
-	segs, err := listSegments(src.dir)
+	// An index that is not a regular file is left out, and rebuilt in
+	// the copy.
+	segs, _, err := readSegments(src.dir)
 	if err != nil {
 		return err
 	}
@@ -193,9 +195,10 @@ func readOptional(path string) ([]byte, error) {
 }
 
 // fileSize is the size of path, 0 when it is missing or not a regular file
-// (an index a copy rebuilds: a directory's size is not index bytes).
+// (an index a copy rebuilds: a directory's size is not index bytes, and a
+// link's target is not read).
 func fileSize(path string) int64 {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
 		return 0
 	}

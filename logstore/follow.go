@@ -512,16 +512,12 @@ func (f *Follower) scan() error {
 	seg := f.seg
 	sseg := segfileSegment(seg, osFile{f.f}, nil, f.floor, !f.later)
 	sseg.OpenIndex = func() *segfile.Index {
-		xfd, err := openIn(f.dfd, format.SegmentName(seg.base, format.IndexExt))
+		x, size, err := openIndexAt(f.dfd, format.SegmentName(seg.base, format.IndexExt), seg.path(format.IndexExt))
 		if err != nil {
 			return nil
 		}
-		f.idx = os.NewFile(uintptr(xfd), seg.path(format.IndexExt))
-		fi, err := f.idx.Stat()
-		if err != nil {
-			return nil
-		}
-		return segfile.NewIndex(osFile{f.idx}, fi.Size())
+		f.idx = x.File
+		return segfile.NewIndex(x, size)
 	}
 	sc, err := segfile.NewScanner(sseg, -1, segfile.Options{Whole: true})
 	if err != nil {
@@ -844,7 +840,7 @@ func (f *Follower) list() (segs []segment, err error) {
 		f.empty = len(segs) == 0
 		f.updatePolling()
 	}()
-	segs, err = stableSegments(f.dir, func() ([]os.DirEntry, error) {
+	segs, _, err = stableSegments(f.dir, func() ([]os.DirEntry, error) {
 		if _, err := f.d.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("list %s: %w", f.dir, err)
 		}

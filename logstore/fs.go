@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync/atomic"
 
@@ -261,6 +262,46 @@ func openRead(name string) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), name), nil
 	}
+}
+
+// openIndexFile opens a segment's index file to read it, and its size.
+// It never reads one through a symbolic link and only reads a regular
+// file (a pipe would block the open, a directory holds no entries): else
+// a *NotRegularError, and the reader goes on without the hint.
+func openIndexFile(name string) (osFile, int64, error) {
+	return openIndexAt(unix.AT_FDCWD, name, name)
+}
+
+// openIndexAt is openIndexFile of name in the directory open as dfd; path
+// names the file in errors.
+func openIndexAt(dfd int, name, path string) (osFile, int64, error) {
+	for {
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.ELOOP {
+			return osFile{}, 0, newNotRegularError(path, fs.ModeSymlink)
+		}
+		if err != nil {
+			return osFile{}, 0, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return asRegular(os.NewFile(uintptr(fd), path), path)
+	}
+}
+
+// asRegular returns f, open as path, and its size when it is a regular
+// file; else it closes f and returns a *NotRegularError.
+func asRegular(f *os.File, path string) (osFile, int64, error) {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = newNotRegularError(path, fi.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return osFile{}, 0, err
+	}
+	return osFile{f}, fi.Size(), nil
 }
 
 // AdviseSequential tells the kernel the file is read start to end, for a

@@ -136,35 +136,63 @@ type IndexDump struct {
 
 // OpenIndexDump opens the .index or .timeindex file at path for a dump;
 // with verify, also the .log beside it (and, for a .timeindex, the .index,
-// which helps find where valid data resumes after damage). Nothing is
-// ever written.
+// which helps find where valid data resumes after damage). The segment is
+// its directory's active one when it is the last there. Nothing is ever
+// written.
 func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 	kind, ok := IndexKindOf(path)
 	if !ok {
 		return nil, fmt.Errorf("%s: not an index file (its name must end in %s or %s)", path, format.IndexExt, format.TimeIndexExt)
 	}
-	d := &IndexDump{verify: verify, sum: IndexSummary{Path: path, LogPath: strings.TrimSuffix(path, kind.Ext()) + format.LogExt,
-		Kind: kind, Verified: verify, counts: map[IndexVerdict]int64{}}}
-	f, err := openRead(path)
-	if err != nil {
-		return nil, err
-	}
-	d.f = osFile{f}
-	fi, err := f.Stat()
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		d.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	d.size = fi.Size()
-	d.sum.Entries, d.sum.PartialBytes = d.size/format.IndexEntryLen, d.size%format.IndexEntryLen
+	stem := strings.TrimSuffix(path, kind.Ext())
+	seg := IndexSegment{Log: stem + format.LogExt, Index: stem + format.IndexExt, TimeIndex: stem + format.TimeIndexExt, Active: true}
 	base, ext, nameErr := format.ParseSegmentName(filepath.Base(path))
-	if nameErr == nil && ext == kind.Ext() {
-		d.sum.Base = base
+	named := nameErr == nil && ext == kind.Ext()
+	if named {
+		seg.Base = base
+		// The last segment of its directory is the active one, whose tail
+		// may be incomplete rather than corrupt.
+		if segs, _, err := readSegments(filepath.Dir(path)); err == nil && len(segs) > 0 {
+			seg.Active = segs[len(segs)-1].base <= base
+			if i, found := slices.BinarySearchFunc(segs, base, func(s segment, b uint64) int { return cmp.Compare(s.base, b) }); found && i > 0 {
+				seg.before = &segs[i-1]
+			}
+		}
 	}
+	// Named on the command line, the file is read through a link, as
+	// files named there are.
+	return seg.openDump(kind, verify, !named, func(name string) (osFile, int64, error) {
+		f, err := openRead(name)
+		if err != nil {
+			return osFile{}, 0, err
+		}
+		return asRegular(f, name)
+	})
+}
+
+// OpenDump opens the segment's index file of the given kind for a dump, as
+// OpenIndexDump does, with what its partition's listing knows: its base
+// offset and whether it is the active segment. An index file that is not
+// a regular file is a *NotRegularError.
+func (s IndexSegment) OpenDump(kind IndexKind, verify bool) (*IndexDump, error) {
+	return s.openDump(kind, verify, false, openIndexFile)
+}
+
+// openDump opens the segment's index of the kind with open; baseFromLog
+// takes the base offset from the .log's first record.
+func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open func(string) (osFile, int64, error)) (*IndexDump, error) {
+	path := s.Index
+	if kind == TimeIndex {
+		path = s.TimeIndex
+	}
+	d := &IndexDump{verify: verify, active: s.Active, sum: IndexSummary{Path: path, LogPath: s.Log, Kind: kind, Base: s.Base,
+		Verified: verify, counts: map[IndexVerdict]int64{}}}
+	f, size, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	d.f, d.size = f, size
+	d.sum.Entries, d.sum.PartialBytes = d.size/format.IndexEntryLen, d.size%format.IndexEntryLen
 	if !verify {
 		return d, nil
 	}
@@ -177,7 +205,7 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		return nil, err
 	}
 	d.logF = osFile{lf}
-	if nameErr != nil {
+	if baseFromLog {
 		// A file not named after its base offset: the log's first record
 		// says it.
 		if off, ok, err := segfile.FirstOffset(d.logF); err != nil {
@@ -188,22 +216,13 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		}
 	}
 	if kind == TimeIndex {
-		if xf, err := openRead(strings.TrimSuffix(path, kind.Ext()) + format.IndexExt); err == nil {
-			d.ixF = osFile{xf}
+		if xf, _, err := openIndexFile(s.Index); err == nil {
+			d.ixF = xf
 		}
 	}
-	// The last segment of its directory is the active one, whose tail may
-	// be incomplete rather than corrupt; the one before it says where its
-	// records may start.
-	d.active, d.floor = true, d.sum.Base
-	if segs, err := listSegments(filepath.Dir(path)); err == nil && len(segs) > 0 && nameErr == nil {
-		d.active = segs[len(segs)-1].base <= base
-		if i, found := slices.BinarySearchFunc(segs, base, func(s segment, b uint64) int { return cmp.Compare(s.base, b) }); found {
-			if d.floor, err = precedingEnd(segs, i); err != nil {
-				d.Close()
-				return nil, err
-			}
-		}
+	if d.floor, err = s.floor(); err != nil {
+		d.Close()
+		return nil, err
 	}
 	return d, nil
 }
@@ -290,26 +309,45 @@ func DumpIndex(path string, verify bool, each func(IndexEntryInfo) error) (Index
 	return sum, err
 }
 
-// IndexSegment is one segment of a partition directory and its index
-// files' paths (which may be missing).
+// IndexSegment is one segment of a partition and its index files' paths
+// (which may be missing).
 type IndexSegment struct {
 	Base                  uint64
 	Log, Index, TimeIndex string
+	Active                bool // the partition's last segment
+
+	before *segment // the segment before it, if there is one
+}
+
+// floor is where the segment before ends, below which the segment's
+// records overlap it.
+func (s IndexSegment) floor() (uint64, error) {
+	if s.before == nil {
+		return 0, nil
+	}
+	return precedingEnd([]segment{*s.before, {}}, 1)
 }
 
 // IndexSegments lists the segments of a partition directory (those with a
 // .log), sorted by base offset.
 func IndexSegments(dir string) ([]IndexSegment, error) {
-	segs, err := listSegments(dir)
+	p, err := OpenPartitionDir(dir, dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", dir, ErrPartitionNotFound)
-		}
 		return nil, err
 	}
-	out := make([]IndexSegment, len(segs))
-	for i, s := range segs {
-		out[i] = IndexSegment{Base: s.base, Log: s.path(format.LogExt), Index: s.path(format.IndexExt), TimeIndex: s.path(format.TimeIndexExt)}
+	defer p.Close()
+	return p.IndexSegments(), nil
+}
+
+// IndexSegments lists the partition's segments and their index files.
+func (p *Partition) IndexSegments() []IndexSegment {
+	out := make([]IndexSegment, len(p.segs))
+	for i, s := range p.segs {
+		out[i] = IndexSegment{Base: s.base, Log: s.path(format.LogExt), Index: s.path(format.IndexExt), TimeIndex: s.path(format.TimeIndexExt),
+			Active: i == len(p.segs)-1}
+		if i > 0 {
+			out[i].before = &p.segs[i-1]
+		}
 	}
-	return out, nil
+	return out
 }

@@ -2,8 +2,12 @@ package logstore_test
 
 import (
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/seglog/seglog/logstore"
 )
 
 // A .index entry whose position is near MaxInt64 is a lie like any other:
@@ -24,4 +28,28 @@ func TestIndexPositionNearMaxInt64(t *testing.T) {
 		}
 		it.Close()
 	}
+}
+
+// A partition whose last record has offset 2⁶⁴−1 refuses appends, and the
+// refusal writes nothing: not even the index files a writer makes for a
+// segment that lacks them.
+func TestWriterFullPartitionWritesNothing(t *testing.T) {
+	data := t.TempDir()
+	dir := filepath.Join(data, "t", "0")
+	base := uint64(math.MaxUint64 - 1)
+	swWritePartition(t, dir, swSegment{Base: base, Records: []swRecord{vfRec(base), vfRec(base + 1)}})
+	for _, ext := range []string{".index", ".timeindex"} {
+		if err := os.Remove(filepath.Join(dir, swName(base, ext))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := vfSnapshot(t, data)
+	w, err := logstore.Open(data).OpenWriter("t", 0, logstore.WriterOptions{Sync: logstore.SyncNever})
+	if err == nil {
+		w.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "partition t/0 is full: its last record has offset 18446744073709551615") {
+		t.Errorf("OpenWriter: %v, want a refusal: the partition is full", err)
+	}
+	vfSameSnapshot(t, before, vfSnapshot(t, data))
 }

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,6 +30,8 @@ type Partition struct {
 	dir  string
 	name string // for messages: "orders/0", or the directory
 	segs []segment
+	odd  []*NotRegularError // index files read without
+	lone bool               // a lone segment file (OpenSegmentFile)
 
 	mu      sync.Mutex
 	firstTS map[uint64]int64  // first records' timestamps, by segment base
@@ -199,7 +203,7 @@ func (sf *segmentFiles) index() *segfile.Index {
 	defer sf.idxMu.Unlock()
 	if !sf.idxTried {
 		sf.idxTried = true
-		if f, size, err := openReadStat(sf.seg.path(format.IndexExt)); err == nil {
+		if f, size, err := openIndexFile(sf.seg.path(format.IndexExt)); err == nil {
 			sf.idx, sf.idxFile = segfile.NewIndex(f, size), f.File
 		}
 	}
@@ -226,14 +230,96 @@ func (p *Partition) Close() error {
 // OpenPartitionDir opens the partition directory dir for reading; name is
 // how messages refer to it.
 func OpenPartitionDir(dir, name string) (*Partition, error) {
-	segs, err := listSegments(dir)
+	segs, odd, err := readSegments(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
 		}
 		return nil, fmt.Errorf("open partition %s: %w", name, err)
 	}
-	return &Partition{dir: dir, name: name, segs: segs}, nil
+	return &Partition{dir: dir, name: name, segs: segs, odd: odd}, nil
+}
+
+// OpenSegmentFile opens the lone segment file path (a .log, with its
+// .index and .timeindex beside it if they are there) for reading, as the
+// one segment of a partition of its own: a segment copied off a broken
+// disk, say. Being the partition's last, it is its active segment, whose
+// tail may be incomplete rather than corrupt. Its base offset is the one
+// its name gives; a file not named after one takes its first record's
+// offset when that record checks out, else 0, so that valid data is found
+// wherever it resumes. name is how messages refer to it. Nothing is ever
+// written.
+func OpenSegmentFile(path, name string) (*Partition, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, newNotRegularError(path, fi.Mode())
+	case !strings.HasSuffix(path, format.LogExt):
+		return nil, fmt.Errorf("%s is not a segment file: its name must end in %s", path, format.LogExt)
+	}
+	seg := segment{dir: filepath.Dir(path)}
+	file := filepath.Base(path)
+	if base, ext, err := format.ParseSegmentName(file); err == nil && ext == format.LogExt {
+		seg.base = base
+	} else {
+		seg.stem = strings.TrimSuffix(file, format.LogExt)
+		if seg.base, err = checkedFirstOffset(seg); err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+	}
+	p := &Partition{dir: seg.dir, name: name, segs: []segment{seg}, lone: true}
+	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
+		if fi, err := os.Lstat(seg.path(ext)); err == nil && !fi.Mode().IsRegular() {
+			p.odd = append(p.odd, newNotRegularError(seg.path(ext), fi.Mode()))
+		}
+	}
+	return p, nil
+}
+
+// checkedFirstOffset is the offset of the first record of seg's .log when
+// that record checks out, else 0.
+func checkedFirstOffset(seg segment) (uint64, error) {
+	f, err := openRead(seg.path(format.LogExt))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	off, ok, err := segfile.FirstOffset(osFile{f})
+	if err != nil || !ok {
+		return 0, err
+	}
+	seg.base = off
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, 0, true), -1, segfile.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	if sc.Next() && sc.RecordPos() == 0 {
+		return off, nil
+	}
+	return 0, sc.Err()
+}
+
+// IgnoredIndexes lists the partition's index files that are not regular
+// files (a symbolic link, a directory...): reads go on without them, as
+// an index is a hint, and Verify reports each as a problem.
+func (p *Partition) IgnoredIndexes() []*NotRegularError { return p.odd }
+
+// segments lists the partition's segments as they are now: a lone
+// segment file is its one segment still, if it is there.
+func (p *Partition) segments() ([]segment, error) {
+	if p.lone {
+		if _, err := os.Stat(p.segs[0].path(format.LogExt)); err != nil {
+			return nil, err
+		}
+		return p.segs, nil
+	}
+	segs, _, err := readSegments(p.dir)
+	return segs, err
 }
 
 // Name is how messages refer to the partition.
@@ -358,7 +444,7 @@ func (p *Partition) Extent() (Extent, error) {
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
-		segs, lerr := listSegments(p.dir)
+		segs, lerr := p.segments()
 		if lerr != nil || len(segs) == 0 {
 			break
 		}
@@ -579,7 +665,7 @@ func (p *Partition) segmentGone(err error, offset uint64) error {
 		return fmt.Errorf("read %s: %w", p.name, err)
 	}
 	start := offset
-	if segs, lerr := listSegments(p.dir); lerr == nil && len(segs) > 0 {
+	if segs, lerr := p.segments(); lerr == nil && len(segs) > 0 {
 		start = segs[0].base
 	}
 	return &NoLongerAvailableError{Partition: p.name, Offset: offset, Start: start}

@@ -699,7 +699,7 @@ const retMaxChecks = 64
 // out: its record, reached through the segment's .index as readers reach
 // it, is valid and carries that offset and timestamp.
 func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) (int64, bool) {
-	tf, size, err := openReadStat(seg.path(format.TimeIndexExt))
+	tf, size, err := openIndexFile(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return 0, false
 	}

@@ -161,10 +161,11 @@ func truncateFile(fsys fileSystem, path string, size int64) error {
 // belongs to the records a copy takes. Entries are in offset order in any
 // index seglog trusts; one that is not is rebuilt after the copy anyway.
 func indexPrefix(path string, next uint64) (int64, error) {
-	f, size, err := openReadStat(path)
+	f, size, err := openIndexFile(path)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return 0, nil
+		var odd *NotRegularError
+		if os.IsNotExist(err) || errors.As(err, &odd) {
+			return 0, nil // none to copy: the copy's is rebuilt
 		}
 		return 0, err
 	}

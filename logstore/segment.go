@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/segfile"
@@ -16,15 +17,35 @@ import (
 type segment struct {
 	dir  string
 	base uint64
+	// stem is the files' name without the extension when it is not the
+	// base offset's: a lone segment file named otherwise (OpenSegmentFile).
+	stem string
 }
 
 func (s segment) path(ext string) string {
+	if s.stem != "" {
+		return filepath.Join(s.dir, s.stem+ext)
+	}
 	return filepath.Join(s.dir, format.SegmentName(s.base, ext))
 }
 
 // listSegments returns the segments of a partition directory (those with a
-// .log file) sorted by base offset. Anything else in it is ignored.
+// .log file) sorted by base offset, for a command that changes it: any
+// segment file that is not a regular file, an index included, is an error
+// naming it, as a change must not go through it. Anything else in it is
+// ignored.
 func listSegments(dir string) ([]segment, error) {
+	segs, odd, err := readSegments(dir)
+	if err == nil && len(odd) > 0 {
+		err = odd[0]
+	}
+	return segs, err
+}
+
+// readSegments returns the segments of a partition directory for a
+// reader, and the index files that are not regular files, which a reader
+// goes on without (an index is a hint) and names.
+func readSegments(dir string) ([]segment, []*NotRegularError, error) {
 	return stableSegments(dir, func() ([]os.DirEntry, error) { return os.ReadDir(dir) })
 }
 
@@ -36,23 +57,23 @@ func listSegments(dir string) ([]segment, error) {
 // segment the first listing could have missed was created before the
 // second began, so the second has it: one below the first's last segment
 // that the first lacks means the first was torn.
-func stableSegments(dir string, read func() ([]os.DirEntry, error)) ([]segment, error) {
+func stableSegments(dir string, read func() ([]os.DirEntry, error)) ([]segment, []*NotRegularError, error) {
 	entries, err := read()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	segs, err := segmentsIn(dir, entries)
+	segs, odd, err := segmentsIn(dir, entries)
 	for tries := 0; err == nil && len(segs) > 0 && tries < maxOpenTries; tries++ {
 		if entries, err = read(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		again, err := segmentsIn(dir, entries)
+		again, oddAgain, err := segmentsIn(dir, entries)
 		if err != nil || !tornListing(segs, again) {
-			return segs, err
+			return segs, odd, err
 		}
-		segs = again
+		segs, odd = again, oddAgain
 	}
-	return segs, err
+	return segs, odd, err
 }
 
 // tornListing reports whether later holds a segment below first's last
@@ -74,21 +95,27 @@ func tornListing(first, later []segment) bool {
 }
 
 // segmentsIn picks the segments of partition directory dir out of its
-// entries, sorted by base offset. A segment's .log that is a directory (or
-// a pipe, socket or device) is an error: skipped, its offsets would pass
-// for a gap, and readers, copies and recover would go on without it.
-// Symbolic links are left to nofollow.go's rules.
-func segmentsIn(dir string, entries []os.DirEntry) ([]segment, error) {
+// entries, sorted by base offset, and the index files among them that are
+// not regular files. A segment's .log that is not a regular file (a
+// symbolic link, a directory, a pipe...) is an error: skipped, its offsets
+// would pass for a gap, and readers, copies and recover would go on
+// without it, and append would use them again.
+func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularError, error) {
 	var segs []segment
+	var odd []*NotRegularError
 	for _, e := range entries {
 		base, ext, err := format.ParseSegmentName(e.Name())
-		if err != nil || ext != format.LogExt || e.Type()&fs.ModeSymlink != 0 {
+		if err != nil || e.Type().IsRegular() {
+			if err == nil && ext == format.LogExt {
+				segs = append(segs, segment{dir: dir, base: base})
+			}
 			continue
 		}
-		if !e.Type().IsRegular() {
-			return nil, fmt.Errorf("segment %s is not a regular file (%s)", filepath.Join(dir, e.Name()), fileKind(e.Type()))
+		nr := newNotRegularError(filepath.Join(dir, e.Name()), e.Type())
+		if ext == format.LogExt {
+			return nil, nil, nr
 		}
-		segs = append(segs, segment{dir: dir, base: base})
+		odd = append(odd, nr)
 	}
 	// ReadDir sorts by name, and 20-digit names sort as their numbers do.
 	slices.SortFunc(segs, func(a, b segment) int {
@@ -100,7 +127,64 @@ func segmentsIn(dir string, entries []os.DirEntry) ([]segment, error) {
 		}
 		return 0
 	})
-	return segs, nil
+	return segs, odd, nil
+}
+
+// NotRegularError is a segment file (a .log, .index or .timeindex where a
+// segment's belong) that is not a regular file: a symbolic link, a
+// directory, a pipe, a socket or a device (docs/format.md §1). Readers
+// refuse such a .log and go on without such an index; commands that
+// change files refuse both.
+type NotRegularError struct {
+	Path   string
+	Mode   fs.FileMode // its type
+	Target string      // a symbolic link's, as stored in it
+}
+
+func newNotRegularError(path string, mode fs.FileMode) *NotRegularError {
+	e := &NotRegularError{Path: path, Mode: mode.Type()}
+	if mode&fs.ModeSymlink != 0 {
+		e.Target, _ = os.Readlink(path)
+	}
+	return e
+}
+
+func (e *NotRegularError) Error() string {
+	what := "segment"
+	if e.index() {
+		what = "index file"
+	}
+	return fmt.Sprintf("%s %s is not a regular file (%s); %s", what, e.Path, e.Kind(), e.Advice())
+}
+
+func (e *NotRegularError) index() bool { return !strings.HasSuffix(e.Path, format.LogExt) }
+
+// Kind says what the file is instead: "a directory", "a symbolic link to
+// ...".
+func (e *NotRegularError) Kind() string {
+	if e.Mode&fs.ModeSymlink != 0 {
+		return "a symbolic link to " + e.Target
+	}
+	return fileKind(e.Mode)
+}
+
+// Advice says what to do about it.
+func (e *NotRegularError) Advice() string {
+	if e.Mode&fs.ModeSymlink != 0 {
+		return "seglog uses segment files only as regular files: replace the link with the file it points at"
+	}
+	if e.index() {
+		return "move it out of the partition directory ('seglog recover' then rebuilds the index)"
+	}
+	return "move it out of the partition directory"
+}
+
+// Unwrap makes a link an ErrSymlink.
+func (e *NotRegularError) Unwrap() error {
+	if e.Mode&fs.ModeSymlink != 0 {
+		return ErrSymlink
+	}
+	return nil
 }
 
 // fileKind names a file type for messages.
@@ -114,6 +198,8 @@ func fileKind(m fs.FileMode) string {
 		return "a socket"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	}
 	return "not a file"
 }
@@ -137,9 +223,9 @@ func openSegfileSegment(seg segment, floor uint64, active bool) (sseg segfile.Se
 }
 
 // openSegfileIndex opens seg's .index for a scan, nil when it has none
-// (or it cannot be read: an index is a hint).
+// (or it cannot be read, or is not a regular file: an index is a hint).
 func openSegfileIndex(seg segment) (*segfile.Index, func()) {
-	f, size, err := openReadStat(seg.path(format.IndexExt))
+	f, size, err := openIndexFile(seg.path(format.IndexExt))
 	if err != nil {
 		return nil, func() {}
 	}

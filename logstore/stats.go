@@ -40,7 +40,7 @@ func (p *Partition) Stats() (PartitionStats, error) {
 		}
 		// A sweep deleted a segment since they were listed: describe what
 		// is there now.
-		if segs, err = listSegments(p.dir); err != nil {
+		if segs, err = p.segments(); err != nil {
 			return st, fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
@@ -97,7 +97,7 @@ func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummar
 	var sum segmentSummary
 	sseg, closeSeg, err := openSegfileSegment(seg, floor, active)
 	if err != nil {
-		return sum, err
+		return segmentSummary{}, err
 	}
 	defer closeSeg()
 	if sum.end, err = findEnd(sseg, false); err != nil {

@@ -20,7 +20,7 @@ import (
 // one. Each case below builds a data directory with some entry replaced
 // by a link to outside/, runs every operation that changes files, and
 // checks that outside/ is byte-for-byte what it was; an operation that
-// refuses must say so with a *SymlinkError naming the link.
+// refuses must say so with an ErrSymlink naming the link.
 
 // symTS is the records' timestamp: 1970, so that every segment is past
 // any retention.
@@ -271,8 +271,9 @@ var symOps = []symOp{
 var symCases = []struct {
 	name string
 	make func(t *testing.T, data, outside string) string
-	// refused lists the operations that must fail with a *SymlinkError
-	// naming the link; the others must not touch what it points at either,
+	// refused lists the operations that must fail with an ErrSymlink (a
+	// *SymlinkError, or a *NotRegularError for a segment file) naming the
+	// link; the others must not touch what it points at either,
 	// but may succeed (the link is not on their way, or is only renamed or
 	// removed itself, never followed).
 	refused []string
@@ -285,15 +286,18 @@ var symCases = []struct {
 	}, []string{"copy-partition-force", "import-partition-force"}},
 	{"closed-segment-log", func(t *testing.T, data, outside string) string {
 		return symMoveOut(t, data, outside, "t/0/"+symSegName(t, data, 2, format.LogExt), "seg.log")
-	}, nil},
+	}, []string{"retention-sweep", "recover", "recover-salvage", "append"}},
+	{"closed-segment-timeindex", func(t *testing.T, data, outside string) string {
+		return symMoveOut(t, data, outside, "t/0/"+symSegName(t, data, 2, format.TimeIndexExt), "seg.timeindex")
+	}, []string{"retention-sweep", "recover", "recover-salvage", "append"}},
 	{"active-segment-index", func(t *testing.T, data, outside string) string {
 		return symMoveOut(t, data, outside, "t/0/"+symSegName(t, data, -1, format.IndexExt), "active.index")
-	}, []string{"retention-sweep", "append"}}, // the sweep rolls it as a writer
+	}, []string{"retention-sweep", "recover", "recover-salvage", "append"}},
 	{"next-segment-index", func(t *testing.T, data, outside string) string {
 		// The name the next roll gives its index: created with O_TRUNC,
 		// it must not truncate what a planted link points at.
 		return symPlant(t, data, outside, "t/0/"+format.SegmentName(symNext(t, data), format.IndexExt), "precious")
-	}, []string{"retention-sweep", "append"}},
+	}, []string{"retention-sweep", "recover", "recover-salvage", "append"}},
 	{"temporary-file", func(t *testing.T, data, outside string) string {
 		p := filepath.Join(data, "t/0/00000000000000000000.index.tmp")
 		if err := os.Remove(p); err != nil {
@@ -390,9 +394,10 @@ func TestSymlinksNeverFollowedOut(t *testing.T) {
 				errs := op.run(t, s, srcStore)
 				symSameTree(t, op.name, before, symSnapshot(t, outside))
 
-				var refusal *SymlinkError
+				var refusal error
 				for _, err := range errs {
-					if err != nil && errors.As(err, &refusal) {
+					if errors.Is(err, ErrSymlink) {
+						refusal = err
 						break
 					}
 				}

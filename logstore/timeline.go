@@ -123,7 +123,8 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 		pending, have = e, true
 		return nil
 	}
-	if err := readTimeIndex(seg.path(format.TimeIndexExt), take); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	var odd *NotRegularError
+	if err := readTimeIndex(seg.path(format.TimeIndexExt), take); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &odd) {
 		return err
 	}
 	if !have {
@@ -137,7 +138,7 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 // order. A partial last entry is ignored; one that shrank meanwhile ends
 // where it ends now.
 func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
-	f, size, err := openReadStat(path)
+	f, size, err := openIndexFile(path)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,11 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
+// timeSearchLimit says, where timestamps go back, what the time search
+// reads, and so what it can miss (README's read section says the same).
+const timeSearchLimit = "--since searches by time reading only the segments' first records, a few time-index entries and the records from where it lands, " +
+	"and scans the partition from its start only when those go back: it may start after records whose time is already recent enough"
+
 // errDecreasing means a search saw timestamps go backwards.
 var errDecreasing = errors.New("timestamps decrease")
 
@@ -84,7 +89,7 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	// In segment lo: start from the last time-index entry older than t.
 	seg := p.segs[lo]
 	from, seed := seg.base, int64(math.MinInt64)
-	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		i, ok, err := x.FloorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
 		var e format.IndexEntry
@@ -194,7 +199,7 @@ func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
 // and the next. math.MinInt64 when it cannot tell.
 func (p *Partition) lastIndexedTimestamp(i int) int64 {
 	seg := p.segs[i]
-	if f, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		e, err := x.Entry(x.Len() - 1)
 		f.Close()

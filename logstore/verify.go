@@ -97,6 +97,9 @@ const (
 	// FNV-1a routing gives them: a hint at a flipped keylen, or data
 	// written with a fixed partition. Note.
 	FindingKeyRouting FindingKind = "key-routing"
+	// FindingNotRegular: an index file that is a symbolic link, a
+	// directory or another file that is not a regular one. Problem.
+	FindingNotRegular FindingKind = "not-regular-file"
 	// FindingSegmentGone: a segment deleted while it was being checked (a
 	// retention sweep). Note.
 	FindingSegmentGone FindingKind = "segment-gone"
@@ -697,8 +700,8 @@ func (s *verifyScan) finishIndexes() {
 	}
 	if s.backwards > 0 {
 		s.add(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: s.backFirstPos, Offset: int64(s.backFirstOff),
-			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %d, older than the record before it (%d); time seeks scan this segment",
-				s.backwards, s.backFirstOff, s.backFirstTS, s.backPrevTS)})
+			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %d, older than the record before it (%d); %s",
+				s.backwards, s.backFirstOff, s.backFirstTS, s.backPrevTS, timeSearchLimit)})
 	}
 }
 
@@ -718,30 +721,32 @@ type verifyIndex struct {
 }
 
 // openIndex opens an index file of the segment for its check with the
-// scan. A missing file is a note; one that cannot be read is an I/O error
-// of the check, which goes on without it.
+// scan. A missing file is a note, one that is not a regular file a
+// problem; one that cannot be read is an I/O error of the check, which
+// goes on without it.
 func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIndex {
 	x := &verifyIndex{s: s, path: s.job.seg.path(ext), time: time}
 	x.findings = verifyFindings{list: list, extra: &s.res.extra}
-	f, err := openRead(x.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, size, err := openIndexFile(x.path)
+	var odd *NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		x.missing = true
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexMissing, Pos: -1, Offset: -1,
 			Reason: "no " + ext + " file: reads scan the segment instead; 'seglog recover' rebuilds it"})
 		return x
-	}
-	if err != nil {
+	case errors.As(err, &odd):
+		x.missing = true
+		x.add(Finding{Severity: SeverityProblem, Kind: FindingNotRegular, Pos: -1, Offset: -1,
+			Reason: fmt.Sprintf("not a regular file (%s): readers go on without this index, and commands that change files refuse the partition; %s",
+				odd.Kind(), odd.Advice())})
+		return x
+	case err != nil:
 		x.ioErr(err)
 		return x
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		x.ioErr(err)
-		return x
-	}
-	x.f, x.n = f, fi.Size()/format.IndexEntryLen
-	if part := fi.Size() % format.IndexEntryLen; part != 0 && s.last {
+	x.f, x.n = f.File, size/format.IndexEntryLen
+	if part := size % format.IndexEntryLen; part != 0 && s.last {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexPartial, Pos: x.n * format.IndexEntryLen, Offset: -1,
 			Reason: fmt.Sprintf("the file ends in a partial entry (%d of %d bytes), which is ignored", part, format.IndexEntryLen)})
 	}
@@ -918,13 +923,13 @@ func verifyPlan(seg segment, size int64, parts int) []verifyRange {
 	if parts < 2 {
 		return nil
 	}
-	xf, xsize, err := openReadStat(seg.path(format.IndexExt))
+	xf, xsize, err := openIndexFile(seg.path(format.IndexExt))
 	if err != nil {
 		return nil
 	}
 	defer xf.Close()
 	x := segfile.NewIndex(xf, xsize)
-	tf, tsize, err := openReadStat(seg.path(format.TimeIndexExt))
+	tf, tsize, err := openIndexFile(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return nil
 	}
@@ -1053,6 +1058,9 @@ func (pe *verifyPartitionEmitter) start() error {
 		pe.report.WriterPid = WriterPid(pe.p.dir)
 		return pe.send(Finding{Severity: SeverityNote, Kind: FindingNoSegments, Path: pe.p.dir, Pos: -1, Offset: -1,
 			Reason: "the partition directory holds no segment"})
+	}
+	if pe.p.lone {
+		return nil // the gaps file beside it is its partition's, if any: not about this one segment
 	}
 	gaps, err := ReadGaps(pe.p.dir)
 	if err != nil {

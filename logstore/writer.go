@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"time"
@@ -239,7 +240,9 @@ func (w *Writer) openActive(dir string) error {
 		}
 	}
 	w.seg = segs[len(segs)-1]
-	if err := w.openSegmentFiles(); err != nil {
+	// Missing index files are made only once the partition is known to
+	// take appends: one refused is left as it was.
+	if err := w.openFiles(false); err != nil {
 		return err
 	}
 	// Offsets below where the segment before ends are taken.
@@ -262,17 +265,21 @@ func (w *Writer) openActive(dir string) error {
 	}
 	switch {
 	case end.First != nil && end.First.Class == segfile.Corrupt:
-		return fmt.Errorf("%w; run 'seglog recover %s' to repair it", corruption(end.First), w.topic)
+		// Plain recover leaves corrupt records in place: salvage repairs.
+		return fmt.Errorf("%w; run 'seglog recover %s --partition %d --salvage' to repair it", corruption(end.First), w.topic, w.part)
 	case end.Next < floor:
 		// Appending here would take offsets the segment before holds.
 		ce := &CorruptionError{Path: w.log.Name(), Pos: 0, Offset: int64(floor), Reason: ErrOverlap}
-		return fmt.Errorf("%w (its records end at offset %d); run 'seglog recover %s' to repair it", ce, end.Next, w.topic)
+		return fmt.Errorf("%w (its records end at offset %d); run 'seglog recover %s --partition %d --salvage' to repair it", ce, end.Next, w.topic, w.part)
 	case end.Full:
 		return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is (offsets never wrap)", w.name, uint64(math.MaxUint64))
 	case end.Tail != nil:
 		if err := w.cutTail(end); err != nil {
 			return err
 		}
+	}
+	if err := w.openFiles(true); err != nil {
+		return err
 	}
 	w.logSize, w.next, w.written, w.logWriteback = end.Pos, end.Next, end.Next, end.Pos
 	w.durable = end.Next
@@ -297,16 +304,33 @@ func (w *Writer) openActive(dir string) error {
 	return err
 }
 
-func (w *Writer) openSegmentFiles() error {
+func (w *Writer) openSegmentFiles() error { return w.openFiles(true) }
+
+// openFiles opens the active segment's files that are not open yet; with
+// create, it makes missing index files, else leaves them unopened.
+func (w *Writer) openFiles(create bool) error {
 	var err error
-	if w.log, err = w.fs.OpenFile(w.seg.path(format.LogExt), os.O_RDWR|os.O_APPEND, 0); err != nil {
-		return err
+	if w.log == nil {
+		if w.log, err = w.fs.OpenFile(w.seg.path(format.LogExt), os.O_RDWR|os.O_APPEND, 0); err != nil {
+			return err
+		}
 	}
-	if w.idx, err = w.fs.OpenFile(w.seg.path(format.IndexExt), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
-		return err
+	flag := os.O_RDWR | os.O_APPEND
+	if create {
+		flag |= os.O_CREATE
 	}
-	w.tidx, err = w.fs.OpenFile(w.seg.path(format.TimeIndexExt), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
-	return err
+	for _, x := range []struct {
+		f   *file
+		ext string
+	}{{&w.idx, format.IndexExt}, {&w.tidx, format.TimeIndexExt}} {
+		if *x.f != nil {
+			continue
+		}
+		if *x.f, err = w.fs.OpenFile(w.seg.path(x.ext), flag, 0o644); err != nil && (create || !errors.Is(err, fs.ErrNotExist)) {
+			return err
+		}
+	}
+	return nil
 }
 
 // findEnd finds where the active segment's valid data ends, walking from
@@ -314,8 +338,10 @@ func (w *Writer) openSegmentFiles() error {
 // offsets below floor are the segment's before.
 func (w *Writer) findEnd(floor uint64, fromStart bool) (segfile.End, error) {
 	var idx *segfile.Index
-	if fi, err := w.idx.Stat(); err == nil {
-		idx = segfile.NewIndex(w.idx, fi.Size())
+	if w.idx != nil { // none before openFiles(true) when it is missing
+		if fi, err := w.idx.Stat(); err == nil {
+			idx = segfile.NewIndex(w.idx, fi.Size())
+		}
 	}
 	end, err := segfile.FindEnd(segfileSegment(w.seg, w.log, idx, floor, true), fromStart)
 	if err != nil {
