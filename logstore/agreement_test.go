@@ -211,29 +211,15 @@ var knownDisagreements = map[agreeKey]string{
 	{"hole-before-overlap", "recover --dry-run --salvage"}:      recoverRescuedNameTaken,
 	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
 	{"misnamed-below-one-record", "recover --salvage"}:          recoverEmptyBelowFloor,
-	{"overlap-nested", "read --offset"}:                         floorFromSegmentBefore,
 	{"overlap-nested", "describe records"}:                      entryBelowFloor,
-	{"overlap-nested", "bounds"}:                                floorFromSegmentBefore,
-	{"overlap-nested", "append"}:                                floorFromSegmentBefore,
-	{"overlap-nested", "recover --dry-run"}:                     floorFromSegmentBefore,
-	{"overlap-nested", "recover --dry-run --salvage"}:           floorFromSegmentBefore,
-	{"overlap-nested", "recover --salvage"}:                     floorFromSegmentBefore,
-	{"overlap-nested", "dump-index --verify"}:                   floorFromSegmentBefore,
-	{"overlap-entire-active", "recover --dry-run"}:              recoverNextOffset,
+	{"overlap-nested", "recover --dry-run --salvage"}:           recoverCutOffset,
+	{"overlap-nested", "recover --salvage"}:                     recoverEmptyBelowFloor,
 	{"overlap-entire-active", "recover --dry-run --salvage"}:    recoverNextOffset,
 	{"overlap-entire-active", "recover --salvage"}:              recoverNextOffset,
 }
 
 // The reasons of knownDisagreements.
 const (
-	// Read from an offset, Bounds, the writer, dump-index and recover's
-	// next offset take a segment's floor from the segment before it only
-	// (precedingEnd): where that one lies wholly inside an earlier one,
-	// the floor is too low. Read --offset 8 misses offsets 8 and 9, and
-	// append writes offset 7 a second time. Walking every segment's end,
-	// as describe does, costs 330 ms at 10,000 segments
-	// (BenchmarkStats10000Segments) on every read.
-	floorFromSegmentBefore = "a floor taken from the segment before only is too low under nested overlaps"
 	// segfile.CountRecords counts a segment's records from its offsets
 	// when its index entries lie at one interval, without reading the
 	// records before its last confirmed entry: records lost to damage
@@ -273,8 +259,6 @@ var knownInFuzz = slices.Concat(
 	knownWhere(recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }, recoverViews...),
 	knownWhere(recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }, recoverViews...),
 	knownWhere(recoverEmptyBelowFloor, func(a *agreement) bool { return a.activeBelowFloor }, "recover --salvage"),
-	knownWhere(floorFromSegmentBefore, func(a *agreement) bool { return a.nested },
-		append([]string{"read --offset", "bounds", "append", "dump-index --verify"}, recoverViews...)...),
 )
 
 var recoverViews = []string{"recover --dry-run", "recover --dry-run --salvage", "recover --salvage"}
@@ -303,7 +287,6 @@ type agreement struct {
 	// activeBelowFloor: the active segment is named below the end of the
 	// segment before.
 	activeBelowFloor bool
-	nested           bool // floorsDiffer
 }
 
 // check reports a view's disagreement, unless it is a known one.
@@ -563,7 +546,6 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	a.misnamed = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingMisnamed })
 	a.overlap = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap })
 	a.activeBelowFloor = activeBelowFloor(tb, src)
-	a.nested = floorsDiffer(tb, src)
 	segs := listSegs(tb, pdir)
 
 	// The next offset: the last valid record's + 1 (the last there is,
@@ -612,20 +594,6 @@ func activeBelowFloor(tb testing.TB, src string) bool {
 	tb.Helper()
 	segs := listSegs(tb, src)
 	return len(segs) > 1 && segs[len(segs)-1] < subPartition(tb, src, segs[:len(segs)-1]).Next
-}
-
-// floorsDiffer reports whether some segment's floor (where the segments
-// before it end, the most any of them reached) is above where the segment
-// right before it ends on its own.
-func floorsDiffer(tb testing.TB, src string) bool {
-	tb.Helper()
-	segs := listSegs(tb, src)
-	for i := 2; i < len(segs); i++ {
-		if subPartition(tb, src, segs[:i]).Next > subPartition(tb, src, segs[i-1:i]).Next {
-			return true
-		}
-	}
-	return false
 }
 
 // subPartition is describe's view of a partition made of the segments of

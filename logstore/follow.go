@@ -724,7 +724,7 @@ func (f *Follower) moveOn() (bool, error) {
 		for i+1 < len(segs) && segs[i+1].base <= f.from {
 			i++
 		}
-		f.floor = f.sc.NextOffset() // where this one's valid data ends
+		f.floor = max(f.floor, f.sc.NextOffset()) // where the valid data before ends
 		ok, err := f.openSeg(segs[i], segs[i+1:])
 		if err != nil || ok {
 			return ok, err

@@ -607,10 +607,6 @@ var goldenCases = []struct {
 	// EveryOffset: reading from each offset of Reads[0] returns the rest of
 	// Reads[0] and its error.
 	EveryOffset bool
-	// Known names the known disagreement (agreement_test.go) that keeps
-	// Bounds and reads from the verdict written here: the case is skipped,
-	// and the agreement test fails once the disagreement is gone.
-	Known string
 }{
 	{
 		Name: "clean", Start: 0, Next: 9, EveryOffset: true,
@@ -927,7 +923,7 @@ var goldenCases = []struct {
 		},
 	},
 	{
-		Name: "overlap-nested", Start: 0, Next: 10, Known: floorFromSegmentBefore,
+		Name: "overlap-nested", Start: 0, Next: 10,
 		Reads: []gread{
 			{From: 0, Want: std(span(0, 10)...), Err: &gerr{2, 0, 10, logstore.ErrOverlap}},
 			{From: 8, Want: std(8, 9), Err: &gerr{2, 0, 10, logstore.ErrOverlap}},
@@ -1138,9 +1134,6 @@ func TestGoldenRead(t *testing.T) {
 	for _, tc := range goldenCases {
 		seen[tc.Name] = true
 		t.Run(tc.Name, func(t *testing.T) {
-			if tc.Known != "" {
-				t.Skip("known disagreement:", tc.Known)
-			}
 			dir := filepath.Join(goldenDir, tc.Name)
 			before := readTree(t, dir)
 			if len(before) == 0 {

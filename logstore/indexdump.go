@@ -154,8 +154,8 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 		// may be incomplete rather than corrupt.
 		if segs, _, err := readSegments(filepath.Dir(path)); err == nil && len(segs) > 0 {
 			seg.Active = segs[len(segs)-1].base <= base
-			if i, found := slices.BinarySearchFunc(segs, base, func(s segment, b uint64) int { return cmp.Compare(s.base, b) }); found && i > 0 {
-				seg.before = &segs[i-1]
+			if i, found := slices.BinarySearchFunc(segs, base, func(s segment, b uint64) int { return cmp.Compare(s.base, b) }); found {
+				seg.part, seg.i = &Partition{dir: filepath.Dir(path), segs: segs}, i
 			}
 		}
 	}
@@ -316,16 +316,19 @@ type IndexSegment struct {
 	Log, Index, TimeIndex string
 	Active                bool // the partition's last segment
 
-	before *segment // the segment before it, if there is one
+	// Its place among its partition's segments, when known: where the
+	// segments before it end.
+	part *Partition
+	i    int
 }
 
 // floor is where the segment before ends, below which the segment's
 // records overlap it.
 func (s IndexSegment) floor() (uint64, error) {
-	if s.before == nil {
+	if s.part == nil {
 		return 0, nil
 	}
-	return precedingEnd([]segment{*s.before, {}}, 1)
+	return s.part.floorOf(s.i)
 }
 
 // IndexSegments lists the segments of a partition directory (those with a
@@ -345,9 +348,7 @@ func (p *Partition) IndexSegments() []IndexSegment {
 	for i, s := range p.segs {
 		out[i] = IndexSegment{Base: s.base, Log: s.path(format.LogExt), Index: s.path(format.IndexExt), TimeIndex: s.path(format.TimeIndexExt),
 			Active: i == len(p.segs)-1}
-		if i > 0 {
-			out[i].before = &p.segs[i-1]
-		}
+		out[i].part, out[i].i = p, i
 	}
 	return out
 }

@@ -440,7 +440,7 @@ func (p *Partition) Extent() (Extent, error) {
 	if len(p.segs) == 0 {
 		return Extent{}, nil
 	}
-	e, err := extentOf(p.segs)
+	e, err := p.extentOf()
 	for tries := 0; errors.Is(err, fs.ErrNotExist) && tries < maxOpenTries; tries++ {
 		// A sweep rolled the active segment and deleted it since the
 		// segments were listed: list them again.
@@ -449,7 +449,7 @@ func (p *Partition) Extent() (Extent, error) {
 			break
 		}
 		p.segs = segs
-		e, err = extentOf(segs)
+		e, err = p.extentOf()
 	}
 	if err != nil {
 		return Extent{}, fmt.Errorf("%s: %w", p.name, err)
@@ -457,15 +457,16 @@ func (p *Partition) Extent() (Extent, error) {
 	return e, nil
 }
 
-// extentOf is the Extent of a partition made of segs. Its next offset is
+// extentOf is the Extent of the partition's segments. Its next offset is
 // where the active segment's valid data ends, never below where the
 // segment before ends (an active segment whose records all overlap it
 // holds none); its start is the first segment's base offset, or that
 // segment's first valid record's when that is below it (the segment is
 // misnamed).
-func extentOf(segs []segment) (Extent, error) {
+func (p *Partition) extentOf() (Extent, error) {
+	segs := p.segs
 	i := len(segs) - 1
-	floor, err := precedingEnd(segs, i)
+	floor, err := p.floorOf(i)
 	if err != nil {
 		return Extent{}, err
 	}
@@ -494,30 +495,31 @@ func extentOf(segs []segment) (Extent, error) {
 	return e, err
 }
 
-// floorOf is segs[i]'s floor (precedingEnd), kept once found: a closed
-// segment does not change.
+// floorOf is segs[i]'s floor (precedingEnd). Floors are kept once found,
+// a closed segment not changing, so the segments before are walked once
+// from the nearest floor known.
 func (p *Partition) floorOf(i int) (uint64, error) {
-	if i == 0 {
-		return 0, nil
-	}
-	base := p.segs[i].base
+	j, floor := i, uint64(0)
 	p.mu.Lock()
-	f, ok := p.floors[base]
+	for ; j > 0; j-- {
+		if f, ok := p.floors[p.segs[j].base]; ok {
+			floor = f
+			break
+		}
+	}
 	p.mu.Unlock()
-	if ok {
-		return f, nil
+	if j == i {
+		return floor, nil
 	}
-	f, err := precedingEnd(p.segs, i)
-	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", p.name, err)
-	}
-	p.mu.Lock()
-	if p.floors == nil {
-		p.floors = map[uint64]uint64{}
-	}
-	p.floors[base] = f
-	p.mu.Unlock()
-	return f, nil
+	f, err := floorFrom(p.segs, j, floor, i, func(base, floor uint64) {
+		p.mu.Lock()
+		if p.floors == nil {
+			p.floors = map[uint64]uint64{}
+		}
+		p.floors[base] = floor
+		p.mu.Unlock()
+	})
+	return f, err
 }
 
 // Record is a record read from a partition.
@@ -587,7 +589,7 @@ func (p *Partition) Read(from uint64) (*Iterator, error) {
 	for ; ; it.i-- {
 		floor, err := p.floorOf(it.i)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s: %w", p.name, err)
 		}
 		if from >= floor || it.i == 0 {
 			it.floor = floor

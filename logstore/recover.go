@@ -786,7 +786,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	}
 	// The next offset as readers and writers see it, found the way they
 	// find it: the plan must not lower it.
-	if p.rep.Next, err = recNextOffset(segs[len(segs)-1]); err != nil {
+	if p.rep.Next, err = recNextOffset(p.dir, segs); err != nil {
 		return err
 	}
 	own := map[uint64]bool{} // segments an interrupted split made
@@ -882,16 +882,17 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		}
 		p.segs = append(p.segs, sp)
 	}
-	if after := p.segs[len(p.segs)-1].scan.last().next; after < p.rep.Next {
+	// Readers take the most any segment reaches for the next offset.
+	if after := prevNext; after < p.rep.Next {
 		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
 	}
 	return nil
 }
 
 // recNextOffset is the partition's next offset as Bounds finds it.
-func recNextOffset(active segment) (uint64, error) {
-	end, err := segmentEnd(active, 0, true, false)
-	return end.Next, err
+func recNextOffset(dir string, segs []segment) (uint64, error) {
+	e, err := (&Partition{dir: dir, name: dir, segs: segs}).extentOf()
+	return e.Next, err
 }
 
 // planSplit adds to the report the segments a split makes and the gaps it

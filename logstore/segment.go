@@ -271,21 +271,32 @@ func firstValid(sseg segfile.Segment, limit int64) (h format.Header, ok bool, er
 	}
 }
 
-// precedingEnd is where the valid data of segs[i-1] ends, found from its
-// last confirmed index entry (0 for the first segment): the floor of
-// segs[i], whose records below it overlap the segment before. A view that
-// does not walk every segment from the first takes it for the floor;
-// segments before segs[i-1] are not looked at. A segment deleted meanwhile
-// (by a sweep) overlaps nothing.
+// precedingEnd is segs[i]'s floor: the most the valid data of the
+// segments before it reaches (0 for the first), below which its records
+// overlap theirs. Each segment's end is found from its last confirmed
+// index entry, its own floor applied, so a segment lying wholly inside an
+// earlier one lowers nothing. A segment that cannot be read (deleted
+// meanwhile by a sweep, unreadable) overlaps nothing: its failure is
+// reported where it is read, not by every read of a later segment.
 func precedingEnd(segs []segment, i int) (uint64, error) {
-	if i == 0 {
-		return 0, nil
+	return floorFrom(segs, 0, 0, i, nil)
+}
+
+// floorFrom is segs[i]'s floor, given that segs[j]'s is floor; keep, if
+// set, is told each floor found on the way.
+func floorFrom(segs []segment, j int, floor uint64, i int, keep func(base, floor uint64)) (uint64, error) {
+	for ; j < i; j++ {
+		end, err := segmentEnd(segs[j], floor, false, false)
+		var pathErr *fs.PathError
+		if err != nil && !errors.As(err, &pathErr) {
+			return 0, err
+		}
+		floor = max(floor, end.Next)
+		if keep != nil {
+			keep(segs[j+1].base, floor)
+		}
 	}
-	end, err := segmentEnd(segs[i-1], 0, false, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	return end.Next, err
+	return floor, nil
 }
 
 // corruption is the reader's error for damage: corrupt data, or (where a
