@@ -768,6 +768,7 @@ func (x *verifyIndex) begin(logSize int64) {
 		kind = segfile.TimeIndex
 	}
 	x.c = segfile.NewIndexCheck(kind, osFile{x.f}, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
+	x.c.EmitOnlyWrong() // judged makes findings of what is wrong only
 }
 
 func (x *verifyIndex) close() {

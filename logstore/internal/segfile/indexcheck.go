@@ -174,8 +174,16 @@ type IndexCheck struct {
 	bufFirst int64 // entry number of buf's first entry
 	read     int64 // entries taken so far
 
-	pend    bool // the pending entry, waiting for the walk
-	pv      EntryVerdict
+	// The entry after the one taken last, read to judge that one: the
+	// next advance takes it from here.
+	aheadI      int64
+	aheadO      uint64
+	aheadV      int64
+	aheadLoaded bool
+
+	pend    bool  // the pending entry, waiting for the walk
+	pi      int64 // the pending entry's number ...
+	pv      entryPair
 	pk      uint64 // its key: position (.index) or offset (.timeindex)
 	prev    bool   // an entry in order was taken ...
 	po, pvv uint64
@@ -184,7 +192,20 @@ type IndexCheck struct {
 	lastTS  int64  // the timestamp of the last record checked, for Backwards
 	hasTS   bool
 	counts  [numVerdicts]int64
+	quietOK bool // entries judged OK are counted, not handed to emit
 }
+
+// entryPair is an index entry as stored: an offset, and a byte
+// position (.index) or timestamp (.timeindex).
+type entryPair struct {
+	Offset uint64
+	Value  int64
+}
+
+// EmitOnlyWrong stops handing entries judged OK to emit (they are still
+// counted): a check that reports only what is wrong saves a call an
+// entry.
+func (c *IndexCheck) EmitOnlyWrong() { c.quietOK = true }
 
 // NewIndexCheck checks the entries first..stop-1 (stop < 0: all) of the
 // index file f, size bytes long, of the segment with base offset base
@@ -285,12 +306,13 @@ func (c *IndexCheck) advance() {
 	c.pend = false
 	for c.err == nil && c.read < c.stop {
 		i := c.read
-		o, v, ok := c.entry(i)
+		o, v, ok := c.aheadO, c.aheadV, c.aheadLoaded && c.aheadI == i
 		if !ok {
-			return
+			if o, v, ok = c.entry(i); !ok {
+				return
+			}
 		}
 		c.read++
-		e := EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1}
 		bad := c.prev && !c.inOrder(c.po, int64(c.pvv), o, v)
 		if !bad && i+1 < c.n {
 			// Too far ahead: not below the next entry, which is in order
@@ -299,26 +321,24 @@ func (c *IndexCheck) advance() {
 			if !ok {
 				return
 			}
+			c.aheadI, c.aheadO, c.aheadV, c.aheadLoaded = i+1, no, nv, true
 			bad = c.beyond(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {
 		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next && c.next != math.MaxUint64:
 			// Past the end of the data: stale (index pages a power loss
 			// kept), and nothing to order the others by.
-			e.Verdict = VerdictPastEnd
-			c.judge(e)
+			c.judge(EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1, Verdict: VerdictPastEnd})
 			continue
 		case bad:
-			e.Verdict, e.Prev = VerdictOutOfOrder, c.po
-			c.judge(e)
+			c.judge(EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1, Verdict: VerdictOutOfOrder, Prev: c.po})
 			continue
 		case c.kind == TimeIndex && o < c.base:
-			e.Verdict, e.Prev = VerdictNoSuchOffset, c.base
-			c.judge(e)
+			c.judge(EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1, Verdict: VerdictNoSuchOffset, Prev: c.base})
 			continue
 		}
 		c.prev, c.po, c.pvv = true, o, uint64(v)
-		c.pend, c.pv = true, e
+		c.pend, c.pi, c.pv = true, i, entryPair{o, v}
 		c.pk = c.keyOf(o, v)
 		return
 	}
@@ -353,7 +373,14 @@ func (c *IndexCheck) settle(v Verdict, recordPos int64) {
 // not rise past the last one judged is out of order, unless the record
 // at its position says better what is wrong.
 func (c *IndexCheck) settleFound(v Verdict, recordPos int64, off uint64, ts int64, reason error) {
-	e := c.pv
+	if v == VerdictOK && !(c.judged && c.pv.Offset <= c.lastOff) && (c.quietOK || c.emit == nil) {
+		// The common case, without an EntryVerdict to make.
+		c.counts[VerdictOK]++
+		c.judged, c.lastOff = true, c.pv.Offset
+		c.advance()
+		return
+	}
+	e := EntryVerdict{Entry: c.pi, Offset: c.pv.Offset, Value: c.pv.Value, RecordPos: -1}
 	switch {
 	case v == VerdictWrongPosition || v == VerdictNoRecord:
 		// A wrong entry: the ones after it are ordered by the one before.
