@@ -250,7 +250,7 @@ func FuzzParseSegmentName(f *testing.F) {
 
 var topicRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,248}$`)
 
-// FuzzValidateTopic checks ValidateTopic against SPEC §1's rule written as
+// FuzzValidateTopic checks ValidateTopic against docs/format.md §1's rule written as
 // a regular expression.
 func FuzzValidateTopic(f *testing.F) {
 	for _, s := range []string{"orders", "a", ".", "..", ".x", "../x", "a/b", "ü", "a\x00", "A.b_c-9"} {

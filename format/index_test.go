@@ -13,7 +13,7 @@ import (
 func TestIndexEntryRoundTrip(t *testing.T) {
 	tests := []struct {
 		e    format.IndexEntry
-		want string // hex, from SPEC §3: offset u64 | position u64, big-endian
+		want string // hex, from docs/format.md §4: offset u64 | position u64, big-endian
 	}{
 		{format.IndexEntry{}, "00000000000000000000000000000000"},
 		{format.IndexEntry{Offset: 1, Pos: 39}, "00000000000000010000000000000027"},
@@ -42,7 +42,7 @@ func TestIndexEntryRoundTrip(t *testing.T) {
 func TestTimeIndexEntryRoundTrip(t *testing.T) {
 	tests := []struct {
 		e    format.TimeIndexEntry
-		want string // hex, from SPEC §3: offset u64 | timestamp i64, big-endian
+		want string // hex, from docs/format.md §4: offset u64 | timestamp i64, big-endian
 	}{
 		{format.TimeIndexEntry{}, "00000000000000000000000000000000"},
 		{format.TimeIndexEntry{Offset: 0, Timestamp: specExampleTS}, "000000000000000017979cfe362a0000"},

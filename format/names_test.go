@@ -85,7 +85,7 @@ func TestValidateTopic(t *testing.T) {
 		}
 	}
 	if format.MaxTopicLen != 249 {
-		t.Errorf("MaxTopicLen = %d, SPEC §1 says 249", format.MaxTopicLen)
+		t.Errorf("MaxTopicLen = %d, docs/format.md §1 says 249", format.MaxTopicLen)
 	}
 	for _, name := range []string{
 		"",

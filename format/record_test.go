@@ -12,7 +12,7 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// Byte offsets of the header fields, from SPEC §2 (deliberately not the
+// Byte offsets of the header fields, from docs/format.md §2 (deliberately not the
 // package's own constants).
 const (
 	offOffset    = 0
@@ -169,7 +169,7 @@ func TestChecksum(t *testing.T) {
 		t.Error("nil and empty key checksum differently")
 	}
 	// The CRC does not see where the key ends: this is why a flipped keylen
-	// that stays <= size goes undetected (SPEC §2).
+	// that stays <= size goes undetected (docs/format.md §2).
 	if format.Checksum(1, []byte("ab"), []byte("c")) != format.Checksum(1, []byte("a"), []byte("bc")) {
 		t.Error("Checksum depends on the key/value split; the format says it must not")
 	}
@@ -393,7 +393,7 @@ func TestParseRecordBitFlipOffsetUndetected(t *testing.T) {
 	}
 }
 
-// A limit of the format (SPEC §2), pinned here so that nobody mistakes it
+// A limit of the format (docs/format.md §2), pinned here so that nobody mistakes it
 // for a bug to fix in the codec: the CRC covers timestamp‖key‖value as one
 // run of bytes and not keylen, so a keylen that is damaged but stays <= size
 // moves bytes between key and value and the record still checks out. Only a
@@ -426,7 +426,7 @@ func TestParseRecordBitFlipKeyLenUndetected(t *testing.T) {
 	}
 }
 
-// SPEC §2: no size field may cause an allocation larger than the bytes
+// docs/format.md §3: no size field may cause an allocation larger than the bytes
 // present. A header claiming 4 GiB with a few bytes behind it is ErrShort,
 // and costs no allocation at all.
 func TestParseRecordHugeSizeNoAlloc(t *testing.T) {

@@ -206,7 +206,7 @@ func fileSize(path string) int64 {
 }
 
 // CopyPartition copies a partition of the store, possibly while it is
-// being appended to, to dst (SPEC §6): closed segments whole, the active
+// being appended to, to dst (docs/format.md §7): closed segments whole, the active
 // one up to its last valid record. The copy is built in a temporary
 // directory beside the destination, checked record by record (a damaged
 // source is refused, saying where), its indexes kept or rebuilt, synced,

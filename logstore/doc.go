@@ -9,6 +9,6 @@
 // directories) goes through the small fileSystem seam in fs.go, so tests can
 // fail a write part-way or model a power cut.
 //
-// Locks are flock(2) on directories (SPEC §4), which is only reliable on
+// Locks are flock(2) on directories (docs/format.md §1 and §5), which is only reliable on
 // local filesystems.
 package logstore

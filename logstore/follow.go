@@ -25,7 +25,7 @@ import (
 //   - A writer writes the old segment whole before it creates the next
 //     one's files. So once a listing shows a segment after the one being
 //     read, a read made after that listing sees the old one's last bytes:
-//     a record failing there is corrupt (SPEC §2), and at its clean end
+//     a record failing there is corrupt (docs/format.md §3), and at its clean end
 //     reading moves on. Without a later segment, a failing record with
 //     nothing valid after it is incomplete, and is waited for.
 //   - Bytes before the valid end of a segment never change; after it they

@@ -530,7 +530,7 @@ func TestFollowCorruptRecord(t *testing.T) {
 }
 
 // An incomplete record at the end of a segment that is no longer the last
-// is corrupt (SPEC §2); SkipCorrupt goes on at the next segment.
+// is corrupt (docs/format.md §3); SkipCorrupt goes on at the next segment.
 func TestFollowTornEndOfClosedSegment(t *testing.T) {
 	dir := t.TempDir()
 	torn := ftRecord(5)

@@ -15,7 +15,7 @@ import (
 
 // The index files as logstore reads them: a partition of valid records
 // (one or two segments) whose .index and .timeindex are arbitrary bytes.
-// Indexes are hints (SPEC §3): whatever they hold, a read by offset starts
+// Indexes are hints (docs/format.md §4): whatever they hold, a read by offset starts
 // at exactly that offset, a read by time at exactly the first record at or
 // after the time (where timestamps never decrease), the end of the data
 // is found where it is, and dump-index --verify calls an entry ok only

@@ -18,7 +18,7 @@ import (
 
 // Consumer groups (read/tail --group NAME) live in
 //
-//	<data-dir>/.groups/NAME/            flock'ed by the group's reader (SPEC §4)
+//	<data-dir>/.groups/NAME/            flock'ed by the group's reader (docs/format.md §5)
 //	<data-dir>/.groups/NAME/TOPIC.json  {"topic":"orders","partitions":{"0":1234,"1":99},"updated":"..."}
 //
 // one file per topic, each partition's number mapped to its committed next
@@ -39,7 +39,7 @@ const (
 var ErrGroupNotFound = errors.New("group not found")
 
 // Group is a consumer group's committed positions, held open under the
-// group's lock (flock on <data-dir>/.groups/NAME/, SPEC §4).
+// group's lock (flock on <data-dir>/.groups/NAME/, docs/format.md §5).
 type Group struct {
 	s    *Store
 	name string

@@ -98,7 +98,7 @@ func TestLockSecondWriterFails(t *testing.T) {
 }
 
 // The lock is a flock on the partition directory itself (no lock file),
-// so other programs following SPEC §4 see it.
+// so other programs following docs/format.md §5 see it.
 func TestLockIsFlockOnPartitionDir(t *testing.T) {
 	s := wtStore(t, "topic", 1, Settings{})
 	dir := s.PartitionDir("topic", 0)

@@ -11,7 +11,7 @@ import (
 
 // BenchmarkLookup measures a point lookup at a random offset (Read, Next,
 // Record, Close) in partitions holding the same 200 000 records in 1, 100
-// or 10 000 segments. SPEC §5: the cost must not grow with the number of
+// or 10 000 segments. docs/format.md §6: the cost must not grow with the number of
 // segments or records beyond O(log n), so like must be close to like: the
 // three cold rows (files opened per lookup), and the kept-open rows while
 // the segments fit the Partition's open files (1 and 100; 10 000 do not,

@@ -106,7 +106,7 @@ type segmentFiles struct {
 // not hold it open already, and the .log's FileInfo when it asked for it.
 // Every acquire is paired with a release. A segment found deleted since it
 // was opened (a retention sweep) is not served from the open file: new
-// reads must see it gone, as SPEC §5 says; they see it at once after a
+// reads must see it gone, as docs/format.md §6 says; they see it at once after a
 // deletion by this process, within keptOpenRecheck after another's.
 func (p *Partition) acquire(seg segment) (*segmentFiles, os.FileInfo, error) {
 	c := &keptOpen

@@ -478,7 +478,7 @@ func rtAllocated(f func()) uint64 {
 }
 
 // A size field of 0xFFFFFFF0 must not make a reader allocate 4 GiB
-// (SPEC §2: no allocation larger than the bytes in the file).
+// (docs/format.md §3: no allocation larger than the bytes in the file).
 func TestHugeSizeFieldAllocatesLittle(t *testing.T) {
 	huge := []byte{0xff, 0xff, 0xff, 0xf0}
 	for _, tc := range []struct {

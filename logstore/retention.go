@@ -13,7 +13,7 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// Retention (SPEC §6) deletes the longest prefix of a partition's segments
+// Retention (docs/format.md §7) deletes the longest prefix of a partition's segments
 // in which every segment qualifies under one of two rules:
 //
 //   - by time: its newest timestamp is older than now − retention. Foreign
@@ -214,7 +214,7 @@ type SegmentSweep struct {
 	Damage     *CorruptionError // what left the newest timestamp unknown
 }
 
-// RetentionSweep applies the retention rules (SPEC §6) to the partitions
+// RetentionSweep applies the retention rules (docs/format.md §7) to the partitions
 // of a topic (only that one when only >= 0) under one hold of the topic's
 // maintenance lock. A partition that cannot be swept (an I/O error) is
 // listed in Failed and the others are still swept; the error returned is
@@ -750,7 +750,7 @@ func recordTimestamp(seg segfile.Segment, off uint64) (int64, bool) {
 // deletedSuffix marks the files of a segment being deleted.
 const deletedSuffix = ".deleted"
 
-// deleteSegment deletes a segment as SPEC §6 says: its files renamed to
+// deleteSegment deletes a segment as docs/format.md §7 says: its files renamed to
 // <name>.deleted, the .log first (from then on the segment does not
 // exist), the directory synced, then the renamed files unlinked.
 func (s *Store) deleteSegment(seg segment) error {

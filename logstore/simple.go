@@ -245,7 +245,7 @@ func (s *simpleStore) scanFrom(pos int64, rel uint64) (simpleEnd, error) {
 
 // simpleIndex reads a simple .index with positional reads, a chunk of
 // entries at a time: never a mapping that its writer could truncate under
-// us (SPEC §3).
+// us (docs/format.md §10).
 type simpleIndex struct {
 	f       file
 	n       int64 // whole entries

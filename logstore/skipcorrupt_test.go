@@ -1,6 +1,6 @@
 package logstore_test
 
-// Iterator.SkipCorrupt (`read --skip-corrupt`, SPEC §5): after a corrupt
+// Iterator.SkipCorrupt (`read --skip-corrupt`, docs/format.md §6): after a corrupt
 // record, reading goes on at the next record whose header, size and CRC
 // check out, or at the next segment. Fixtures come from the spec writer;
 // expected offsets are written from the damage the test did.
@@ -249,7 +249,7 @@ func TestSkipCorrupt(t *testing.T) {
 					scOffs(0, 13), []scEvent{scCorrupt(10, lays[1].Pos[3], 13, format.ErrCRC)}, scOffs(14, 22)))
 			})
 			t.Run("active-segment-last-record", func(t *testing.T) {
-				// SPEC §2: nothing valid after it in the active segment: an
+				// docs/format.md §3: nothing valid after it in the active segment: an
 				// incomplete tail, the end of the data, nothing to skip.
 				segs := []swSegment{seg(0, 10), seg(10, 15)}
 				dir, lays := scWrite(t, v.interval, v.noIndex, segs...)
@@ -307,7 +307,7 @@ func TestSkipCorrupt(t *testing.T) {
 	}
 }
 
-// SPEC §1: segments cover non-overlapping ranges; when a foreign writer's
+// docs/format.md §1: segments cover non-overlapping ranges; when a foreign writer's
 // segments overlap anyway, skipping the overlap must return no offset twice.
 func TestSkipCorruptOverlap(t *testing.T) {
 	w := func(o uint64) string { return "w" + fmt.Sprint(o) }

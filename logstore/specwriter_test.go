@@ -1,6 +1,6 @@
 package logstore_test
 
-// An independent writer of the on-disk format, written from SPEC §2 and §3
+// An independent writer of the on-disk format, written from docs/format.md §2 and §4
 // with encoding/binary and hash/crc32 only. It deliberately uses neither
 // package format nor logstore's Writer: it stands for "data written by
 // another program that follows the format" (a broker), so that tests reading
@@ -18,7 +18,7 @@ import (
 	"testing"
 )
 
-// swRecord is one record as SPEC §2 lays it out.
+// swRecord is one record as docs/format.md §2 lays it out.
 type swRecord struct {
 	Offset    uint64
 	Timestamp int64  // Unix nanoseconds
@@ -26,7 +26,7 @@ type swRecord struct {
 	Value     []byte
 }
 
-// swEncode appends r's SPEC §2 encoding to dst: a 28-byte header
+// swEncode appends r's docs/format.md §2 encoding to dst: a 28-byte header
 // (offset u64, size u32, crc u32, timestamp i64, keylen u32, big-endian),
 // then key, then value. The CRC is CRC-32 IEEE over timestamp ‖ key ‖ value.
 func swEncode(dst []byte, r swRecord) []byte {
@@ -46,11 +46,11 @@ func swEncode(dst []byte, r swRecord) []byte {
 	return append(dst, r.Value...)
 }
 
-// swHeaderLen is SPEC §2's header length, restated here so the spec writer
+// swHeaderLen is docs/format.md §2's header length, restated here so the spec writer
 // does not lean on format.HeaderLen.
 const swHeaderLen = 28
 
-// swEntryLen is the length of one .index / .timeindex entry (SPEC §3).
+// swEntryLen is the length of one .index / .timeindex entry (docs/format.md §4).
 const swEntryLen = 16
 
 // swEntry encodes one index entry: offset u64, then position (.index) or
@@ -70,7 +70,7 @@ func swName(base uint64, ext string) string { return fmt.Sprintf("%020d%s", base
 type swSegment struct {
 	Base     uint64
 	Records  []swRecord
-	Interval int // index interval N (SPEC §3); 0 means 1
+	Interval int // index interval N (docs/format.md §4); 0 means 1
 }
 
 // swLayout is where swWriteSegment put each record of a segment.
@@ -207,7 +207,7 @@ func swSetEntry(tb testing.TB, path string, i int, offset uint64, v int64) {
 // swSizeField is the byte position of the size field in a header.
 const swSizeField = 8
 
-// swSpecExampleHex is SPEC §2's worked example, copied from the spec.
+// swSpecExampleHex is docs/format.md §2's worked example, copied from it.
 const swSpecExampleHex = `
 00000000000000000000000b73b4c3d217979cfe362a000000000006757365722d3168656c6c6f
 00000000000000010000000bc23277ba17979cfe3c1fe10000000006757365722d32776f726c64
@@ -246,7 +246,7 @@ func TestSpecWriterWorkedExample(t *testing.T) {
 	}
 }
 
-// SPEC §3: with interval N, the k-th record of a segment is indexed when
+// docs/format.md §4: with interval N, the k-th record of a segment is indexed when
 // k % N == 0, counting k from the segment's first record.
 func TestSpecWriterSparseIndex(t *testing.T) {
 	var recs []swRecord

@@ -28,7 +28,7 @@ const (
 
 const settingsFile = ".seglog.json"
 
-// Settings are a topic's stored defaults (SPEC §1). Zero means unset.
+// Settings are a topic's stored defaults (docs/format.md §1). Zero means unset.
 type Settings struct {
 	SegmentBytes   int64
 	IndexInterval  int

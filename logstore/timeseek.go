@@ -21,7 +21,7 @@ var errIndexLied = errors.New("time index entry does not match its record")
 
 // ReadAtTime returns an iterator whose first record is the first at or
 // after t, a record's timestamp being the running maximum of the
-// partition's up to it (SPEC §5, Kafka's definition; on data seglog wrote,
+// partition's up to it (docs/format.md §6, Kafka's definition; on data seglog wrote,
 // the record's own). When no record is that recent, the iterator has none.
 //
 // Segments are found by binary search on their first records' timestamps

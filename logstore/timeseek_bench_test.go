@@ -10,7 +10,7 @@ import (
 // BenchmarkTimeSeek compares a point read by offset with one by time
 // (`read --since`) in a partition of 10 million 8-byte records, 1 ms apart,
 // in 10 segments of a million, written once per run by the spec writer
-// (index interval 1, like seglog's default). SPEC §5: both are binary
+// (index interval 1, like seglog's default). docs/format.md §6: both are binary
 // searches; since (ReadAtTime: the search, then the record found) should
 // cost at most twice offset.
 //

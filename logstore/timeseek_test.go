@@ -1,6 +1,6 @@
 package logstore_test
 
-// Partition.OffsetAtTime against a brute-force reference (SPEC §5): the
+// Partition.OffsetAtTime against a brute-force reference (docs/format.md §6): the
 // answer for time T is the first offset whose running maximum of the
 // partition's timestamps (in offset order, up to and including it) is >= T,
 // or the offset after the last record when there is none. Fixtures are
@@ -152,8 +152,8 @@ func tsMonotoneSegs(interval int, ts func(o uint64) int64) []swSegment {
 	}
 }
 
-// SPEC §5 on data whose timestamps never decrease (everything seglog
-// writes): exact, whatever state the time indexes are in (SPEC §3: a
+// docs/format.md §6 on data whose timestamps never decrease (everything seglog
+// writes): exact, whatever state the time indexes are in (docs/format.md §4: a
 // missing, short, truncated or lying index costs speed, never correctness).
 func TestOffsetAtTimeMonotone(t *testing.T) {
 	stamps := []struct {
@@ -295,7 +295,7 @@ func TestOffsetAtTimeHandPicked(t *testing.T) {
 	}
 }
 
-// SPEC §5, empty partitions and gaps.
+// docs/format.md §6, empty partitions and gaps.
 func TestOffsetAtTimeEmptyAndGaps(t *testing.T) {
 	ts := func(o uint64) int64 { return tsT0 + int64(o)*1000 }
 	cases := []struct {
@@ -378,7 +378,7 @@ type tsForeign struct {
 	segs func(interval int) []swSegment
 }
 
-// Foreign data where the search is bound to see the decrease: SPEC §5
+// Foreign data where the search is bound to see the decrease: docs/format.md §6
 // asks for the running-maximum answer, which must be exact.
 var tsForeignSeen = []tsForeign{
 	{"segment-first-timestamps-decrease", func(iv int) []swSegment {
@@ -502,9 +502,9 @@ func tsCheckReferenceDiffers(t *testing.T, recs []swRecord) {
 // TestOffsetAtTimeUnseenDecrease pins the limitation OffsetAtTime's doc
 // comment states: "A decrease the search never looks at goes unnoticed."
 // Where the search sees no decrease it answers as if the data were
-// monotone, and SPEC §5's running-maximum answer can be earlier. What it
+// monotone, and docs/format.md §6's running-maximum answer can be earlier. What it
 // returns is still a record at or after T whose predecessor is before T
-// (or the next offset), never earlier than the SPEC answer.
+// (or the next offset), never earlier than the answer docs/format.md §6 gives.
 //
 // If OffsetAtTime becomes exact on this data, this test fails on the
 // pinned cases: move the fixtures to tsForeignSeen.
@@ -537,10 +537,10 @@ func TestOffsetAtTimeUnseenDecrease(t *testing.T) {
 					i, ok := byOffset[got]
 					switch {
 					case got < want:
-						t.Errorf("OffsetAtTime(%s) = %d, before the SPEC answer %d", tsFmt(T), got, want)
+						t.Errorf("OffsetAtTime(%s) = %d, before the running-maximum answer %d", tsFmt(T), got, want)
 					case got == next:
 					case !ok || recs[i].Timestamp < T || (i > 0 && recs[i-1].Timestamp >= T):
-						t.Errorf("OffsetAtTime(%s) = %d: not a record at or after T following one before it (SPEC answer %d)", tsFmt(T), got, want)
+						t.Errorf("OffsetAtTime(%s) = %d: not a record at or after T following one before it (running-maximum answer %d)", tsFmt(T), got, want)
 					}
 				}
 				t.Logf("%d of %d probes answered by plain timestamp instead of running maximum", wrong, len(tsProbes(recs)))
@@ -552,7 +552,7 @@ func TestOffsetAtTimeUnseenDecrease(t *testing.T) {
 	// 0..9 are at 0..9 s, 10..19 at 5..14 s. The segments' first
 	// timestamps alone would lead the search to segment 10 and answer 12
 	// for T = 7 s; comparing segment 0's last time-index entry with
-	// segment 10's first record shows the step, and the answer is SPEC
+	// segment 10's first record shows the step, and the answer is docs/format.md §6's
 	// §5's.
 	t.Run("pinned boundary", func(t *testing.T) {
 		dir := t.TempDir()

@@ -652,7 +652,7 @@ func (w *Writer) resetBuffers() {
 
 // sync makes the active segment's records durable: the .log, and with
 // indexes its .index and .timeindex too. After each batch under SyncBatch
-// the .log alone: the indexes are hints a crash may leave short (SPEC §3,
+// the .log alone: the indexes are hints a crash may leave short (docs/format.md §4,
 // §4), synced at a roll, on Close and on Sync, and each fdatasync of a
 // file that grew is a disk flush, so a batch costs one instead of three.
 // A failed sync is fatal: the kernel may have dropped the dirty pages, so

@@ -299,8 +299,8 @@ func TestWriterAppendReadBack(t *testing.T) {
 	wtCheckIndexes(t, s.PartitionDir("orders", 0))
 }
 
-// The SPEC §2 worked example, written through a Writer, must give exactly
-// the spec's bytes (copied from SPEC.md, not produced by our encoder).
+// The docs/format.md §2 worked example, written through a Writer, must give exactly
+// the spec's bytes (copied from docs/format.md, not produced by our encoder).
 func TestWriterSpecWorkedExample(t *testing.T) {
 	s := wtStore(t, "users", 1, Settings{})
 	w := wtOpen(t, s, "users", WriterOptions{})
