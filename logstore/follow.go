@@ -70,11 +70,6 @@ const followBurst = 256
 // RLIMIT_NOFILE lowers it (followOpenLimit).
 const maxOpenFollowers = 64
 
-// maxOpenTries bounds how often a segment a listing named may be found
-// deleted before it could be opened. Each try lists anew; only retention
-// deleting segment after segment faster than we list needs another.
-const maxOpenTries = 1000
-
 // FollowOptions configure Follow and NewFollowSet.
 type FollowOptions struct {
 	// Poll is how often to look for new data when inotify cannot watch
@@ -1188,13 +1183,6 @@ func (f *Follower) warnLost(why jumpWhy, from, to uint64) {
 		f.warnf("%s of %s %s removed by retention before %s read; going on at %d", what, f.name,
 			plural(pl, "was", "were"), plural(pl, "it was", "they were"), to)
 	}
-}
-
-func plural(pl bool, one, many string) string {
-	if pl {
-		return many
-	}
-	return one
 }
 
 func (f *Follower) warnf(msg string, args ...any) { f.set.opts.Warn(fmt.Sprintf(msg, args...)) }

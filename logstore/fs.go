@@ -310,3 +310,14 @@ func asRegular(f *os.File, path string) (osFile, int64, error) {
 func (f osFile) AdviseSequential() {
 	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
 }
+
+// pathErrCause is what went wrong in err, without the operation and path
+// of an *os.PathError on path: the messages that use it name path
+// themselves, and saying it twice reads badly.
+func pathErrCause(err error, path string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
+}

@@ -304,3 +304,8 @@ func floorFrom(segs []segment, j int, floor uint64, i int, keep func(base, floor
 func corruption(d *segfile.Damage) *CorruptionError {
 	return &CorruptionError{Path: d.Path, Pos: d.Pos, Offset: int64(d.Offset), Reason: d.Reason, Damage: d}
 }
+
+// maxOpenTries bounds how often a segment a listing named may be found
+// deleted before it could be opened. Each try lists anew; only retention
+// deleting segment after segment faster than we list needs another.
+const maxOpenTries = 1000

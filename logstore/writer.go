@@ -608,17 +608,6 @@ func (w *Writer) failedWrite(n int, werr error) error {
 	return fmt.Errorf("write %s: %w (%s holds offsets up to %d; nothing partial was left behind)", w.log.Name(), cause, w.name, int64(w.written)-1)
 }
 
-// pathErrCause is what went wrong in err, without the operation and path
-// of an *os.PathError on path: the messages that use it name path
-// themselves, and saying it twice reads badly.
-func pathErrCause(err error, path string) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Err
-	}
-	return err
-}
-
 // entriesBefore returns the leading index entries of buf whose offsets are
 // below next.
 func entriesBefore(buf []byte, next uint64) []byte { return buf[:segfile.EntriesBelow(buf, next)] }
