@@ -199,8 +199,6 @@ var knownDisagreements = map[agreeKey]string{
 	{"keylen-over-size-active", "describe records"}:             describeCountsOffsets,
 	{"zero-record-active", "describe records"}:                  describeCountsOffsets,
 	{"crc-flip-first-record-closed", "describe records"}:        describeCountsOffsets,
-	{"overlap-entire-active", "describe records"}:               entryBelowFloor,
-	{"overlap-entire-closed", "describe records"}:               entryBelowFloor,
 	{"overlap", "recover --dry-run --salvage"}:                  recoverCutOffset,
 	{"overlap-entire-closed", "recover --dry-run --salvage"}:    recoverCutOffset,
 	{"crc-flip-before-misnamed", "describe records"}:            describeCountsOffsets,
@@ -212,7 +210,6 @@ var knownDisagreements = map[agreeKey]string{
 	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
 	{"misnamed-below-one-record", "recover --salvage"}:          recoverEmptyBelowFloor,
 	{"overlap-nested", "read --offset"}:                         floorFromSegmentBefore,
-	{"overlap-nested", "describe records"}:                      entryBelowFloor,
 	{"overlap-nested", "bounds"}:                                floorFromSegmentBefore,
 	{"overlap-nested", "append"}:                                floorFromSegmentBefore,
 	{"overlap-nested", "recover --dry-run"}:                     floorFromSegmentBefore,
@@ -239,10 +236,6 @@ const (
 	// records before its last confirmed entry: records lost to damage
 	// there are counted.
 	describeCountsOffsets = "describe counts damaged records as records"
-	// segfile's confirmEntry takes an index entry naming a record below
-	// the segment's floor: describe walks an overlapping segment from
-	// there, and CountRecords subtracts its floor from an end below it.
-	entryBelowFloor = "an index entry below the floor is confirmed"
 	// recover's cut names the offset of the segment's name, not the
 	// partition's next offset there (the floor) that readers expect.
 	recoverCutOffset = "recover's cut of an overlap names the wrong expected offset"
