@@ -694,9 +694,9 @@ func checkDescribe(a *agreement, p *logstore.Partition, valid []uint64, start, n
 	if err != nil {
 		a.tb.Fatalf("Stats: %v", err)
 	}
-	// A count from the indexes, which describe says it is, is an upper
-	// bound: records lost to damage before a segment's last confirmed
-	// entry are in it, which only reading them (verify-crc) finds.
+	// A count describe says is from the indexes is an upper bound: it
+	// includes records lost to damage before a segment's last confirmed
+	// entry, which only reading them (verify-crc) finds.
 	if n := uint64(len(valid)); st.RecordsFromIndex {
 		a.check("describe records", st.Records >= n && (st.Records == n || a.corrupt),
 			"counts %d records from the indexes, read --skip-corrupt reads %d (verify-crc finds corruption: %v)", st.Records, n, a.corrupt)

@@ -30,8 +30,8 @@ type PartitionStats struct {
 // Stats describes the partition from segment names, index files and each
 // segment's tail: a few reads per segment, never a scan of the data.
 // Damage before a segment's last index entry that checks out goes unseen
-// here (verify-crc is for that): RecordsFromIndex says where it might be
-// among the records counted.
+// here (verify-crc is for that): RecordsFromIndex says when the records
+// counted might include some it made invalid.
 func (p *Partition) Stats() (PartitionStats, error) {
 	pid := WriterPid(p.dir)
 	segs := p.segs
