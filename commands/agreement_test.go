@@ -97,7 +97,7 @@ func TestAppendRefusesActiveSegmentOverlapped(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("append: exit %d, want 1; stderr %q", r.code, r.stderr)
 	}
-	wantOneErrorLine(t, r.stderr, "00000000000000000001.log", "expected offset 5", "below the end of the previous segment", "seglog recover t")
+	wantOneErrorLine(t, r.stderr, "00000000000000000001.log", "expected offset 5", "the segment before goes on to offset 4", "seglog recover t")
 	sameSnapshot(t, before, snapshot(t, dir))
 	d := mustRun(t, dir, "", "describe", "t", "--json")
 	if !strings.Contains(d.stdout, `"next_offset": 5,`) {

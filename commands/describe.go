@@ -38,8 +38,11 @@ func describeCommand() *cli.Command {
 		ArgsUsage: "[TOPIC|PARTITION-DIR|SEGMENT.log...] | --groups [TOPIC...]",
 		Description: "Only reads: prints a table per topic with each partition's start and next offset,\n" +
 			"records, segments, size, oldest and newest timestamp and the pid of the process\n" +
-			"holding its writer lock. No TOPIC: every topic (a data directory without topics\n" +
-			"lists nothing, with a warning). A TOPIC containing '/' names a partition or topic\n" +
+			"holding its writer lock. It reads indexes and segment tails, not whole segments:\n" +
+			"a RECORDS count marked * (\"records_exact\": false in --json) is counted from the\n" +
+			"indexes, and includes any records lost to damage (verify-crc reads every record).\n" +
+			"No TOPIC: every topic (a data directory without topics lists nothing, with a\n" +
+			"warning). A TOPIC containing '/' names a partition or topic\n" +
 			"directory directly (a copy, a backup), a lone segment file (a .log, described as\n" +
 			"the active segment of a partition of its own: its tail may be incomplete; \"layout\":\n" +
 			"\"segment-file\" in --json), or a log in the simple store/index layout (one row, no\n" +
@@ -293,6 +296,7 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 		fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
 	}
 	var times timeFormatter
+	fromIndex := false
 	rows := make([][]string, 0, len(t.parts))
 	for _, p := range t.parts {
 		row := []string{p.label(), "", "-", "-", "-", "-", "-", "-", "-"}
@@ -311,9 +315,10 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 			if st.Full {
 				next = "none (full)" // its last record has offset 2^64-1
 			}
+			fromIndex = fromIndex || st.RecordsFromIndex
 			row = []string{strconv.Itoa(p.partition),
 				strconv.FormatUint(st.Start, 10), next,
-				strconv.FormatUint(st.Records, 10), strconv.Itoa(st.Segments),
+				recordsCell(st.Records, st.RecordsFromIndex), strconv.Itoa(st.Segments),
 				humanSize(st.Bytes), oldest, newest, pidCell(st.WriterPid)}
 		}
 		rows = append(rows, row)
@@ -321,9 +326,26 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	if err := renderTable(&b, describeHeader, describeNumeric, rows); err != nil {
 		return err
 	}
+	if fromIndex {
+		b.WriteString(recordsFootnote)
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// recordsCell is a RECORDS cell: a count from the indexes, which damage
+// before a segment's last index entry would not lower, is marked for
+// recordsFootnote.
+func recordsCell(n uint64, fromIndex bool) string {
+	cell := strconv.FormatUint(n, 10)
+	if fromIndex {
+		cell += "*"
+	}
+	return cell
+}
+
+// recordsFootnote follows a table with a RECORDS cell so marked.
+const recordsFootnote = "* records counted from the indexes, not read: any lost to damage are counted too ('seglog verify-crc' reads them all)\n"
 
 // timeCells are the OLDEST and NEWEST cells: '-' with no records.
 func timeCells(f *timeFormatter, st logstore.PartitionStats) (oldest, newest string) {
@@ -386,8 +408,9 @@ func humanSize(n int64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
 }
 
-// describeJSON is describe's --json document. Numbers are exact; times
-// are null when a partition holds no records.
+// describeJSON is describe's --json document. Numbers are not rounded (how
+// records were counted: records_exact); times are null when a partition
+// holds no records.
 type describeJSON struct {
 	Topics []describeTopicJSON `json:"topics"`
 }
@@ -405,8 +428,11 @@ type describePartitionJSON struct {
 	Next      uint64 `json:"next_offset"`
 	Full      bool   `json:"full,omitempty"` // next_offset is then the last record's: no offset follows 2^64-1
 	Records   uint64 `json:"records"`
-	Segments  int    `json:"segments"`
-	Bytes     int64  `json:"bytes"`
+	// RecordsExact is false for a count from the indexes (see
+	// recordsCell), and where nothing could be counted.
+	RecordsExact bool  `json:"records_exact"`
+	Segments     int   `json:"segments"`
+	Bytes        int64 `json:"bytes"`
 	timesJSON
 	WriterPid *int   `json:"writer_pid"`
 	Missing   bool   `json:"missing,omitempty"`
@@ -450,6 +476,7 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 			if p.err == nil {
 				st := p.stats
 				pj.Start, pj.Next, pj.Full, pj.Records, pj.Segments, pj.Bytes = st.Start, st.Next, st.Full, st.Records, st.Segments, st.Bytes
+				pj.RecordsExact = !st.RecordsFromIndex
 				if t.layout != simpleLayout {
 					pj.timesJSON = newTimesJSON(&times, st.Records, st.Oldest, st.Newest)
 				}

@@ -19,6 +19,7 @@ type dtPartition struct {
 	Start      uint64  `json:"start_offset"`
 	Next       uint64  `json:"next_offset"`
 	Records    uint64  `json:"records"`
+	Exact      bool    `json:"records_exact"` // not in dtCheck: dtWant cannot tell
 	Segments   int     `json:"segments"`
 	Bytes      int64   `json:"bytes"`
 	Oldest     *string `json:"oldest_timestamp"`
@@ -53,7 +54,7 @@ func dtParse(t *testing.T, out string) dtDoc {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatal(err)
 	}
-	always := []string{"partition", "start_offset", "next_offset", "records", "segments", "bytes",
+	always := []string{"partition", "start_offset", "next_offset", "records", "records_exact", "segments", "bytes",
 		"oldest_timestamp", "oldest_timestamp_ns", "newest_timestamp", "newest_timestamp_ns", "writer_pid"}
 	for i, tp := range raw.Topics {
 		for j, p := range tp.Partitions {
@@ -197,8 +198,21 @@ func dtRows(t *testing.T, out string) map[string][]string {
 	return rows
 }
 
+// dtRecordsCell is the RECORDS cell of n records: marked when --json
+// says they were not counted exactly.
+func dtRecordsCell(n uint64, exact bool) string {
+	if exact {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprint(n) + "*"
+}
+
+// dtFootnote is the line after a table with a RECORDS cell marked.
+const dtFootnote = "* records counted from the indexes, not read: any lost to damage are counted too ('seglog verify-crc' reads them all)"
+
 func TestDescribeTable(t *testing.T) {
 	dir := dtFixture(t)
+	parts := dtParse(t, mustRun(t, dir, "", "describe", "orders", "--json").stdout).Topics[0].Partitions
 	r := mustRun(t, dir, "", "describe", "orders")
 	if !strings.HasPrefix(r.stdout, "topic orders (") {
 		t.Errorf("no title line naming the topic:\n%s", r.stdout)
@@ -214,11 +228,19 @@ func TestDescribeTable(t *testing.T) {
 		if w.Oldest != nil {
 			oldest, newest = *w.Oldest, *w.Newest
 		}
-		want := []string{fmt.Sprint(p), fmt.Sprint(w.Start), fmt.Sprint(w.Next), fmt.Sprint(w.Records),
+		want := []string{fmt.Sprint(p), fmt.Sprint(w.Start), fmt.Sprint(w.Next), dtRecordsCell(w.Records, parts[p].Exact),
 			fmt.Sprint(w.Segments), humanSize(w.Bytes), oldest, newest, "-"}
 		if got := rows[fmt.Sprint(p)]; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("row of partition %d:\n got  %q\n want %q", p, got, want)
 		}
+	}
+	// Partition 0's 5 records are counted from its indexes, as every
+	// record's entry is there; partition 1 holds none.
+	if parts[0].Exact || !parts[1].Exact {
+		t.Errorf("records_exact %v, %v for partitions 0 and 1; want false, true", parts[0].Exact, parts[1].Exact)
+	}
+	if !strings.Contains(r.stdout, "\n"+dtFootnote+"\n") {
+		t.Errorf("no footnote %q under the table:\n%s", dtFootnote, r.stdout)
 	}
 	// Numbers are right-aligned: the row of partition 0 ends its SIZE cell
 	// at the column's edge.
@@ -244,7 +266,7 @@ func TestDescribeMissingPartition(t *testing.T) {
 	}
 	wantOneErrorLine(t, r.stderr, "orders", "partition 1", gone)
 	rows := dtRows(t, r.stdout)
-	if rows["0"] == nil || rows["2"] == nil || rows["0"][2] != fmt.Sprint(want0.Next) || rows["2"][3] != fmt.Sprint(want2.Records) {
+	if rows["0"] == nil || rows["2"] == nil || rows["0"][2] != fmt.Sprint(want0.Next) || strings.TrimSuffix(rows["2"][3], "*") != fmt.Sprint(want2.Records) {
 		t.Errorf("partitions 0 and 2 not described:\n%s", r.stdout)
 	}
 	if !strings.Contains(strings.Join(rows["1"], " "), "missing") {
@@ -399,12 +421,16 @@ func TestTopics(t *testing.T) {
 	if got, want := strings.Join(rows["TOPIC"], " "), "TOPIC PARTITIONS RECORDS SEGMENTS SIZE OLDEST NEWEST"; got != want {
 		t.Errorf("header %q, want %q", got, want)
 	}
-	wantRow := []string{"orders", "3", fmt.Sprint(records), fmt.Sprint(segments), humanSize(bytes), *oldest, *newest}
+	// orders' records are counted from its indexes (TestDescribeTable).
+	wantRow := []string{"orders", "3", fmt.Sprint(records) + "*", fmt.Sprint(segments), humanSize(bytes), *oldest, *newest}
 	if got := rows["orders"]; strings.Join(got, "|") != strings.Join(wantRow, "|") {
 		t.Errorf("orders row:\n got  %q\n want %q", got, wantRow)
 	}
 	if got := strings.Join(rows["b-empty"], "|"); got != "b-empty|2|0|2|0 B|-|-" {
 		t.Errorf("b-empty row %q", got)
+	}
+	if !strings.HasSuffix(r.stdout, "\n"+dtFootnote+"\n") {
+		t.Errorf("no footnote %q under the table:\n%s", dtFootnote, r.stdout)
 	}
 
 	r = mustRun(t, dir, "", "topics", "--json")
@@ -414,6 +440,7 @@ func TestTopics(t *testing.T) {
 			Partitions int     `json:"partitions"`
 			Missing    []int   `json:"missing_partitions"`
 			Records    uint64  `json:"records"`
+			Exact      bool    `json:"records_exact"`
 			Segments   int     `json:"segments"`
 			Bytes      int64   `json:"bytes"`
 			Oldest     *string `json:"oldest_timestamp"`
@@ -429,10 +456,10 @@ func TestTopics(t *testing.T) {
 		t.Fatalf("topics --json: want b-empty and orders:\n%s", r.stdout)
 	}
 	e, o := doc.Topics[0], doc.Topics[1]
-	if e.Partitions != 2 || e.Records != 0 || e.Oldest != nil || e.NewestNS != nil {
+	if e.Partitions != 2 || e.Records != 0 || !e.Exact || e.Oldest != nil || e.NewestNS != nil {
 		t.Errorf("b-empty: %+v", e)
 	}
-	if o.Partitions != 3 || o.Records != records || o.Segments != segments || o.Bytes != bytes || o.Missing != nil ||
+	if o.Partitions != 3 || o.Records != records || o.Exact || o.Segments != segments || o.Bytes != bytes || o.Missing != nil ||
 		dtStr(o.Oldest) != *oldest || dtStr(o.OldestNS) != dtStr(ws[0].OldestNS) ||
 		dtStr(o.Newest) != *newest || dtStr(o.NewestNS) != dtStr(ws[2].NewestNS) {
 		t.Errorf("orders: %+v", o)
@@ -495,5 +522,60 @@ func TestHumanSize(t *testing.T) {
 		if got := humanSize(tt.n); got != tt.want {
 			t.Errorf("humanSize(%d) = %q, want %q", tt.n, got, tt.want)
 		}
+	}
+}
+
+// describe on damaged golden partitions (exit 0: it only reads, and
+// finding damage is verify-crc's): records below a segment's floor, which
+// overlap the segment before, are not counted wherever an index entry
+// names one; a count that may include records lost to damage says it is
+// from the indexes (records_exact false, and a marked cell), and one that
+// read the records is exact.
+func TestDescribeRecordsOnDamage(t *testing.T) {
+	for _, tc := range []struct {
+		fixture string
+		records uint64 // written by hand from the damage done
+		exact   bool
+	}{
+		// Segment 1's offsets 1..3 are below segment 0's end.
+		{"overlap-entire-active", 5, false},
+		{"overlap-entire-closed", 7, false},
+		// Segments 2 and 5 lie wholly inside segment 0's offsets 0..9.
+		{"overlap-nested", 10, false},
+		// Offset 2's CRC fails before segment 0's last index entry: only
+		// reading it shows, so the count says it is from the indexes.
+		{"crc-flip-closed", 8, false},
+		{"crc-flip-first-record-closed", 6, false},
+		// Offset 3 is missing inside the segment, which its index shows:
+		// the segment is read.
+		{"hole-active", 4, true},
+		// The only segment, without indexes.
+		{"spec-example", 3, true},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			dir := goldenData(t, tc.fixture)
+			r := runIn(t, dir, nil, "describe", "t", "--json")
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("describe --json: exit %d, stderr %q", r.code, r.stderr)
+			}
+			got := dtParse(t, r.stdout).Topics[0].Partitions[0]
+			if got.Records != tc.records || got.Exact != tc.exact {
+				t.Errorf("records %d, records_exact %v; want %d, %v", got.Records, got.Exact, tc.records, tc.exact)
+			}
+			valid := uint64(len(offsetsOf(t, mustRun(t, dir, "", "read", "t", "--skip-corrupt", "--template", `%o\n`).stdout)))
+			if tc.exact && got.Records != valid || got.Records < valid {
+				t.Errorf("records %d (exact %v), read --skip-corrupt reads %d", got.Records, got.Exact, valid)
+			}
+			r = runIn(t, dir, nil, "describe", "t")
+			if r.code != exitOK {
+				t.Fatalf("describe: exit %d, stderr %q", r.code, r.stderr)
+			}
+			if cell := dtRows(t, r.stdout)["0"][3]; cell != dtRecordsCell(tc.records, tc.exact) {
+				t.Errorf("RECORDS cell %q, want %q", cell, dtRecordsCell(tc.records, tc.exact))
+			}
+			if strings.Contains(r.stdout, dtFootnote) == tc.exact {
+				t.Errorf("footnote shown: %v, with records_exact %v:\n%s", !tc.exact, tc.exact, r.stdout)
+			}
+		})
 	}
 }

@@ -277,11 +277,13 @@ type timelineBucketJSON struct {
 }
 
 type timelinePartitionJSON struct {
-	Partition int      `json:"partition"`
-	Records   uint64   `json:"records"`
-	Counts    []uint64 `json:"counts"` // null when missing or unreadable
-	Missing   bool     `json:"missing,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	Partition int    `json:"partition"`
+	Records   uint64 `json:"records"`
+	// RecordsExact: as describe --json's (see recordsCell).
+	RecordsExact bool     `json:"records_exact"`
+	Counts       []uint64 `json:"counts"` // null when missing or unreadable
+	Missing      bool     `json:"missing,omitempty"`
+	Error        string   `json:"error,omitempty"`
 }
 
 func writeTimelineJSON(w io.Writer, topics []*timelineTopic) error {
@@ -315,8 +317,11 @@ func writeTimelineJSON(w io.Writer, topics []*timelineTopic) error {
 			pj := timelinePartitionJSON{Partition: tp.number, Records: tp.stats.Records, Counts: tp.counts}
 			if tp.err != nil {
 				pj.Error = errorLine(tp.err)
-			} else if pj.Counts == nil {
-				pj.Counts = []uint64{}
+			} else {
+				pj.RecordsExact = !tp.stats.RecordsFromIndex
+				if pj.Counts == nil {
+					pj.Counts = []uint64{}
+				}
 			}
 			tj.Partitions = append(tj.Partitions, pj)
 		}

@@ -152,6 +152,11 @@ func TestDescribeTimelineJSON(t *testing.T) {
 		if p.Partition != i || !slices.Equal(p.Counts, want[i]) {
 			t.Errorf("partition %d: %+v, want counts %v", i, p, want[i])
 		}
+		// Every record is indexed: the records are counted from the index,
+		// as describe --json says.
+		if p.RecordsExact {
+			t.Errorf("partition %d: records_exact true for a count from the index", i)
+		}
 	}
 }
 

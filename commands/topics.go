@@ -19,7 +19,9 @@ func topicsCommand() *cli.Command {
 		Usage: "list the topics with their partitions, records, size and time range",
 		Description: "Only reads: prints one row per topic of the data directory: partition count,\n" +
 			"records, segments and size summed over its partitions, oldest and newest\n" +
-			"timestamp. A partition directory missing below the highest is counted and named,\n" +
+			"timestamp. RECORDS is counted as describe counts it: marked * when counted from\n" +
+			"the indexes, which may include records lost to damage (verify-crc reads them).\n" +
+			"A partition directory missing below the highest is counted and named,\n" +
 			"and makes topics exit 1. A data directory without topics lists nothing, with a\n" +
 			"warning. 'seglog describe TOPIC' shows the partitions.\n\n" +
 			"Examples:\n" +
@@ -44,6 +46,7 @@ type topicSummary struct {
 	partitions     int
 	missing        []int
 	records        uint64
+	fromIndex      bool // some partition's records were counted from its indexes
 	segments       int
 	bytes          int64
 	oldest, newest int64 // when records > 0
@@ -68,6 +71,7 @@ func summarizeTopic(t *topicInfo) topicSummary {
 			s.newest = st.Newest
 		}
 		s.records += st.Records
+		s.fromIndex = s.fromIndex || st.RecordsFromIndex
 	}
 	return s
 }
@@ -104,8 +108,10 @@ const topicsNumeric = "PARTITIONS RECORDS SEGMENTS SIZE"
 
 func writeTopicsTable(w io.Writer, sums []topicSummary) error {
 	var times timeFormatter
+	fromIndex := false
 	rows := make([][]string, 0, len(sums))
 	for _, s := range sums {
+		fromIndex = fromIndex || s.fromIndex
 		parts := strconv.Itoa(s.partitions)
 		if len(s.missing) > 0 {
 			parts += fmt.Sprintf(" (%d missing)", len(s.missing))
@@ -114,12 +120,15 @@ func writeTopicsTable(w io.Writer, sums []topicSummary) error {
 		if s.records > 0 {
 			oldest, newest = string(times.append(nil, s.oldest)), string(times.append(nil, s.newest))
 		}
-		rows = append(rows, []string{s.name, parts, strconv.FormatUint(s.records, 10), strconv.Itoa(s.segments),
+		rows = append(rows, []string{s.name, parts, recordsCell(s.records, s.fromIndex), strconv.Itoa(s.segments),
 			humanSize(s.bytes), oldest, newest})
 	}
 	var b strings.Builder
 	if err := renderTable(&b, topicsHeader, topicsNumeric, rows); err != nil {
 		return err
+	}
+	if fromIndex {
+		b.WriteString(recordsFootnote)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -134,8 +143,11 @@ type topicJSON struct {
 	Partitions int    `json:"partitions"`
 	Missing    []int  `json:"missing_partitions,omitempty"`
 	Records    uint64 `json:"records"`
-	Segments   int    `json:"segments"`
-	Bytes      int64  `json:"bytes"`
+	// RecordsExact is false when some partition's records were counted
+	// from its indexes (see recordsCell).
+	RecordsExact bool  `json:"records_exact"`
+	Segments     int   `json:"segments"`
+	Bytes        int64 `json:"bytes"`
 	timesJSON
 }
 
@@ -144,7 +156,7 @@ func writeTopicsJSON(w io.Writer, sums []topicSummary) error {
 	var times timeFormatter
 	for _, s := range sums {
 		doc.Topics = append(doc.Topics, topicJSON{Topic: s.name, Partitions: s.partitions, Missing: s.missing,
-			Records: s.records, Segments: s.segments, Bytes: s.bytes,
+			Records: s.records, RecordsExact: !s.fromIndex, Segments: s.segments, Bytes: s.bytes,
 			timesJSON: newTimesJSON(&times, s.records, s.oldest, s.newest)})
 	}
 	return writeJSONDocument(w, doc)

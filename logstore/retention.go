@@ -447,7 +447,7 @@ func retLookAt(seg segment, active bool) (retLook, error) {
 	if l.end, err = segfile.FindEnd(sseg, false); err != nil {
 		return l, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 	}
-	l.records, err = segfile.CountRecords(sseg, l.end, 0)
+	l.records, _, err = segfile.CountRecords(sseg, l.end, 0)
 	return l, err
 }
 

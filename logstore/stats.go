@@ -10,12 +10,17 @@ import (
 
 // PartitionStats describes a partition, as describe prints it.
 type PartitionStats struct {
-	Start    uint64 // first offset held
-	Next     uint64 // offset after the last valid record (see Extent for Full)
-	Full     bool   // the last record has offset 2^64-1: nothing can be appended
-	Records  uint64 // valid records held (gaps between segments excluded)
-	Segments int
-	Bytes    int64 // of .log files
+	Start   uint64 // first offset held
+	Next    uint64 // offset after the last valid record (see Extent for Full)
+	Full    bool   // the last record has offset 2^64-1: nothing can be appended
+	Records uint64 // valid records held (gaps between segments excluded)
+	// RecordsFromIndex: some segments' records were counted from the
+	// offsets their index vouches for, not read, so Records may include
+	// records lost to damage there (verify-crc reads them): an upper
+	// bound, exact on a healthy partition. Else Records is exact.
+	RecordsFromIndex bool
+	Segments         int
+	Bytes            int64 // of .log files
 	// Timestamps of the first and the last record (Unix ns); zero when the
 	// partition holds no records.
 	Oldest, Newest int64
@@ -25,7 +30,8 @@ type PartitionStats struct {
 // Stats describes the partition from segment names, index files and each
 // segment's tail: a few reads per segment, never a scan of the data.
 // Damage before a segment's last index entry that checks out goes unseen
-// here; verify-crc is for that.
+// here (verify-crc is for that): RecordsFromIndex says when the records
+// counted might include some it made invalid.
 func (p *Partition) Stats() (PartitionStats, error) {
 	pid := WriterPid(p.dir)
 	segs := p.segs
@@ -49,8 +55,8 @@ func (p *Partition) Stats() (PartitionStats, error) {
 // segmentStats describes a partition made of segs. Each segment's end is
 // found from its last confirmed index entry; its records are counted
 // from its offsets where its index shows no offsets skipped before that
-// entry, else by a scan (segfile.CountRecords): holes inside a segment
-// are not records.
+// entry and nothing read shows damage, else by a scan
+// (segfile.CountRecords): holes inside a segment are not records.
 func segmentStats(segs []segment) (PartitionStats, error) {
 	st := PartitionStats{Segments: len(segs)}
 	if len(segs) == 0 {
@@ -79,6 +85,7 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 			}
 		}
 		st.Records += sum.records
+		st.RecordsFromIndex = st.RecordsFromIndex || !sum.exact
 		st.Newest = sum.end.LastTS
 	}
 	return st, nil
@@ -87,6 +94,7 @@ func segmentStats(segs []segment) (PartitionStats, error) {
 type segmentSummary struct {
 	end      segfile.End
 	records  uint64
+	exact    bool   // records were read, not counted from the index
 	first    int64  // the first record's timestamp, when asked for
 	firstOff uint64 // and its offset
 }
@@ -103,7 +111,7 @@ func summarize(seg segment, floor uint64, active, wantFirst bool) (segmentSummar
 	if sum.end, err = findEnd(sseg, false); err != nil {
 		return sum, err
 	}
-	if sum.records, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
+	if sum.records, sum.exact, err = segfile.CountRecords(sseg, sum.end, 0); err != nil || sum.records == 0 || !wantFirst {
 		return sum, err
 	}
 	h, _, err := firstValid(sseg, sum.end.Limit)

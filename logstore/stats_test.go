@@ -99,7 +99,7 @@ func TestStatsEmptyPartition(t *testing.T) {
 func TestStatsOneSegment(t *testing.T) {
 	_, dir := stsWrite(t, 7, 100)
 	stsCheck(t, stsStats(t, dir), logstore.PartitionStats{
-		Start: 0, Next: 7, Records: 7, Segments: 1, Bytes: 7 * stsRecordLen,
+		Start: 0, Next: 7, Records: 7, RecordsFromIndex: true, Segments: 1, Bytes: 7 * stsRecordLen,
 		Oldest: stsTS(0), Newest: stsTS(6),
 	})
 }
@@ -114,7 +114,7 @@ func TestStatsGapBetweenSegments(t *testing.T) {
 		}
 	}
 	want := logstore.PartitionStats{
-		Start: 0, Next: 20, Records: 15, Segments: 3, Bytes: 15 * stsRecordLen,
+		Start: 0, Next: 20, Records: 15, RecordsFromIndex: true, Segments: 3, Bytes: 15 * stsRecordLen,
 		Oldest: stsTS(0), Newest: stsTS(19),
 	}
 	stsCheck(t, stsStats(t, dir), want)
@@ -129,15 +129,20 @@ func TestStatsGapBetweenSegments(t *testing.T) {
 		}
 	}
 	stsCheck(t, stsStats(t, dir), logstore.PartitionStats{
-		Start: 10, Next: 20, Records: 10, Segments: 2, Bytes: 10 * stsRecordLen,
+		Start: 10, Next: 20, Records: 10, RecordsFromIndex: true, Segments: 2, Bytes: 10 * stsRecordLen,
 		Oldest: stsTS(10), Newest: stsTS(19),
 	})
 }
 
-// Indexes are hints: without any, Stats scans and finds the same.
+// Indexes are hints: without any, Stats scans and finds the same, read
+// rather than counted from the indexes.
 func TestStatsWithoutIndexes(t *testing.T) {
 	_, dir := stsWrite(t, 12, 5)
 	want := stsStats(t, dir)
+	if !want.RecordsFromIndex {
+		t.Errorf("Stats %+v with indexes: records not counted from them", want)
+	}
+	want.RecordsFromIndex = false
 	paths, _ := filepath.Glob(filepath.Join(dir, "*"+format.IndexExt))
 	for _, p := range paths {
 		if err := os.Truncate(p, 0); err != nil {
@@ -174,7 +179,7 @@ func TestStatsTornTail(t *testing.T) {
 				t.Fatal(err)
 			}
 			stsCheck(t, stsStats(t, dir), logstore.PartitionStats{
-				Start: 0, Next: 12, Records: 12, Segments: 3, Bytes: 12*stsRecordLen + int64(len(tc.tail)),
+				Start: 0, Next: 12, Records: 12, RecordsFromIndex: true, Segments: 3, Bytes: 12*stsRecordLen + int64(len(tc.tail)),
 				Oldest: stsTS(0), Newest: stsTS(11),
 			})
 		})
@@ -191,7 +196,7 @@ func TestStatsEmptyActiveSegment(t *testing.T) {
 		}
 	}
 	stsCheck(t, stsStats(t, dir), logstore.PartitionStats{
-		Start: 0, Next: 10, Records: 10, Segments: 3, Bytes: 10 * stsRecordLen,
+		Start: 0, Next: 10, Records: 10, RecordsFromIndex: true, Segments: 3, Bytes: 10 * stsRecordLen,
 		Oldest: stsTS(0), Newest: stsTS(9),
 	})
 

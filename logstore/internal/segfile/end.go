@@ -73,24 +73,30 @@ func (s *Scanner) walkToEnd() (End, error) {
 }
 
 // CountRecords is how many valid records seg holds, given end (FindEnd's
-// answer for it), without reading them all when the index tells: entries
-// at one interval from the first record on, as a writer leaves them,
-// mean no offsets were skipped before the walk's start. Otherwise, or
-// when the walk met damage, the segment is scanned. interval is the
+// answer for it), and whether that is exact. Where the walk to the end
+// started at an index entry, the records before it are counted from
+// their offsets without reading them, when the index tells that no
+// offsets were skipped there: entries at one interval from the first
+// record on, as a writer leaves them. Such a count is not exact: a
+// record there may be damaged (its CRC not matching, say), which only
+// reading it shows (verify-crc). Where what was read already shows
+// damage or cannot rule skipped offsets out (the walk met damage, the
+// entries are not at one interval, the first records lie below the
+// floor), the segment is scanned and the count is exact. interval is the
 // topic's stored index interval, 0 when unknown.
-func CountRecords(seg Segment, end End, interval int) (uint64, error) {
+func CountRecords(seg Segment, end End, interval int) (n uint64, exact bool, err error) {
 	if end.From == 0 {
-		return end.Records, nil
+		return end.Records, true, nil
 	}
-	if end.First == nil && seg.Index != nil && evenlyIndexed(seg, end, interval) {
-		n := end.Next - max(seg.Base, seg.Floor)
+	if end.First == nil && seg.Floor <= seg.Base && seg.Index != nil && evenlyIndexed(seg, end, interval) {
+		n = end.Next - seg.Base
 		if end.Full {
 			n++ // Next stays at the last offset there is, which the segment holds
 		}
-		return n, nil
+		return n, false, nil
 	}
 	whole, err := FindEnd(seg, true)
-	return whole.Records, err
+	return whole.Records, true, err
 }
 
 // evenlyIndexed reports whether the index's first, second, middle entries

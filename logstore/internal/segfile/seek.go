@@ -93,7 +93,7 @@ func (s *Scanner) SeekEnd() error {
 			}
 			break
 		}
-		if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.seg.Base {
+		if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.lowest() {
 			continue
 		}
 		checks++
@@ -115,13 +115,15 @@ func (s *Scanner) SeekEnd() error {
 // the header walk from entry i-1 (itself a record with its offset) or,
 // for the first entry or when i-1 is no help, from the segment's first
 // byte, reaches its position with its offset, and its record is sound.
+// An entry below the segment's floor names a record that overlaps the
+// segment before, however well the chain holds: never a place to start.
 func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	x := s.index()
 	e, err := x.entry(i)
 	if err != nil {
 		return false, ioOnly(err)
 	}
-	if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.seg.Base {
+	if e.Pos < 0 || e.Pos >= s.limit || e.Offset < s.lowest() {
 		return false, nil
 	}
 	// The walk from the entry before first: it reads the bytes up to this
@@ -143,7 +145,7 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 		return false, err
 	}
 	if e.Pos == 0 {
-		return e.Offset == s.seg.Base && e.Offset >= s.seg.Floor, nil
+		return e.Offset == s.seg.Base, nil
 	}
 	if walked {
 		return true, nil
@@ -191,3 +193,6 @@ func (s *Scanner) Confirms(i int64) (bool, error) {
 	}
 	return s.confirmEntry(i)
 }
+
+// lowest is the lowest offset a record of the segment may have.
+func (s *Scanner) lowest() uint64 { return max(s.seg.Base, s.seg.Floor) }

@@ -1,0 +1,125 @@
+package segfile
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/seglog/seglog/format"
+)
+
+// TestFloorAboveEntries: a segment whose records lie partly or wholly
+// below its floor (they overlap the segment before). No index entry
+// naming a record below the floor is confirmed, whichever way it is
+// reached, and the records counted are those at or above the floor.
+func TestFloorAboveEntries(t *testing.T) {
+	recs := seq(2, 7) // offsets 2..6, every one indexed
+	b, pos := build(recs...)
+	for _, tc := range []struct {
+		name      string
+		floor     uint64
+		confirmed []uint64 // the entries' offsets Confirms accepts
+		records   uint64
+		exact     bool // records below the floor are damage: the count reads them
+	}{
+		{"no overlap", 0, offsets(2, 7), 5, false},
+		{"floor at base", 2, offsets(2, 7), 5, false},
+		{"floor inside", 5, offsets(5, 7), 2, true},
+		{"floor at the last record", 6, offsets(6, 7), 1, true},
+		{"floor at the end", 7, nil, 0, true},
+		{"floor above the end", 9, nil, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seg := Segment{Path: "seg.log", Base: 2, Floor: tc.floor, Log: &memFile{name: "seg.log", b: b}, Index: indexOf(recs, pos)}
+			s, err := NewScanner(seg, -1, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var confirmed []uint64
+			for i, r := range recs {
+				ok, err := s.Confirms(int64(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok {
+					confirmed = append(confirmed, r.off)
+				}
+			}
+			if !slices.Equal(confirmed, tc.confirmed) {
+				t.Errorf("entries confirmed: %v, want %v", confirmed, tc.confirmed)
+			}
+			end, err := FindEnd(seg, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end.Next < tc.floor && end.Records > 0 {
+				t.Errorf("FindEnd: %d records ending at offset %d, below the floor %d", end.Records, end.Next, tc.floor)
+			}
+			n, exact, err := CountRecords(seg, end, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.records || exact != tc.exact {
+				t.Errorf("CountRecords: %d (exact %v), want %d (exact %v)", n, exact, tc.records, tc.exact)
+			}
+		})
+	}
+}
+
+// TestCountRecords: a segment's records are counted from its offsets,
+// and the count said not to be exact, only where the index shows no
+// offsets skipped and the walk to the end met no damage; elsewhere they
+// are read and counted exactly.
+func TestCountRecords(t *testing.T) {
+	recs := seq(0, 8)
+	clean, pos := build(recs...)
+	valueOf := func(i int) int64 { return pos[i+1] - int64(len(val(uint64(i)))) }
+	entries := func(idx ...int) *Index {
+		var b []byte
+		for _, i := range idx {
+			b = format.AppendIndexEntry(b, format.IndexEntry{Offset: recs[i].off, Pos: pos[i]})
+		}
+		return NewIndex(&memFile{name: "x.index", b: b}, int64(len(b)))
+	}
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	for _, tc := range []struct {
+		name     string
+		flip     int   // the record whose value is damaged, -1 for none
+		index    []int // the records indexed
+		interval int
+		records  uint64
+		exact    bool
+	}{
+		{"healthy", -1, all, 0, 8, false},
+		{"healthy, the topic's interval", -1, all, 1, 8, false},
+		// What verify-crc is for: the count is not said to be exact.
+		{"damage before the last entry", 2, all, 0, 8, false},
+		{"damage the walk to the end meets", 6, []int{0, 1, 2, 3, 4, 5}, 0, 7, true},
+		{"entries not at one interval", 2, []int{0, 1, 3, 4, 6, 7}, 0, 7, true},
+		{"entries at another interval than the topic's", 2, all, 2, 7, true},
+		{"no index", 2, nil, 0, 7, true},
+		{"healthy, no index", -1, nil, 0, 8, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := slices.Clone(clean)
+			if tc.flip >= 0 {
+				flip(b, valueOf(tc.flip))
+			}
+			seg := Segment{Path: "seg.log", Log: &memFile{name: "seg.log", b: b}}
+			if tc.index != nil {
+				seg.Index = entries(tc.index...)
+			}
+			end, err := FindEnd(seg, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, exact, err := CountRecords(seg, end, tc.interval)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != tc.records || exact != tc.exact {
+				t.Errorf("CountRecords: %d (exact %v), want %d (exact %v)", n, exact, tc.records, tc.exact)
+			}
+		})
+	}
+}
