@@ -15,7 +15,7 @@ import (
 // takes no second 64 MiB.
 type recordWriter struct {
 	out       *bufio.Writer
-	format    string // value, json, dump, raw or template
+	format    outputFormat
 	template  template
 	topic     string
 	partition int
@@ -31,14 +31,14 @@ const outputPiece = 16 << 10
 // 80 bytes to copy).
 func (w *recordWriter) write(r *logstore.Record) error {
 	switch w.format {
-	case "raw":
+	case formatRaw:
 		_, err := w.out.Write(r.Value)
 		return err
-	case "json":
+	case formatJSON:
 		return w.writeJSON(r)
-	case "dump":
+	case formatDump:
 		return writeDump(w.out, *r, &w.times)
-	case "template":
+	case formatTemplate:
 		return w.template.write(w.out, *r, w.topic, w.partition)
 	}
 	if _, err := w.out.Write(r.Value); err != nil {

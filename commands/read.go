@@ -80,7 +80,7 @@ type readOptions struct {
 	until       *int64
 	key         []byte // nil: any
 	count       int64  // -1: no limit
-	format      string // value, json, dump, raw or template
+	format      outputFormat
 	template    template
 	skipCorrupt bool
 	group       groupOptions
@@ -144,7 +144,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
-			&cli.StringFlag{Name: "format", Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
+			formatFlag(),
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),
@@ -476,7 +476,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			if o.skipCorrupt && errors.As(it.Err(), &ce) {
 				e.warn("skipping %s", errorLine(ce))
 				more := it.SkipCorrupt()
-				if sk := it.Skipped(); o.format == "dump" && sk.Damage != nil && sk.Damage == ce.Damage {
+				if sk := it.Skipped(); o.format == formatDump && sk.Damage != nil && sk.Damage == ce.Damage {
 					if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
 						return n, err
 					}

@@ -26,7 +26,7 @@ type tailOptions struct {
 	retry       bool   // -F: wait for a topic that does not exist yet
 	count       int64  // -1: no limit
 	timeout     time.Duration
-	format      string
+	format      outputFormat
 	template    template
 	skipCorrupt bool
 	group       groupOptions
@@ -74,7 +74,7 @@ func tailCommand() *cli.Command {
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "only partition `P`", DefaultText: "all"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
 			&cli.StringFlag{Name: "timeout", Usage: "with -f: stop after `DURATION` without a new record"},
-			&cli.StringFlag{Name: "format", Value: "value", Usage: "`FORMAT`: value, json, dump or raw (as in read)"},
+			formatFlag(),
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (as in read)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),

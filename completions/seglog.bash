@@ -52,7 +52,8 @@ _seglog_flag_value() {
     append:--delimiter|append:-D) : ;;
     append:--input) _seglog_reply 'lines
 json' ;;
-    append:--timestamps) : ;;
+    append:--timestamps) _seglog_reply 'input
+now' ;;
     append:--partitions) : ;;
     append:--max-message-bytes) : ;;
     append:--sync) _seglog_reply 'exit
@@ -112,7 +113,8 @@ both' ;;
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     import:--partitions) : ;;
-    import:--timestamps) : ;;
+    import:--timestamps) _seglog_reply 'now
+mtime' ;;
     import:--sync) _seglog_reply 'exit
 batch
 never' ;;

@@ -47,7 +47,7 @@ _seglog_flag_value() {
     append:--key-delimiter|append:-K) : ;;
     append:--delimiter|append:-D) : ;;
     append:--input) compadd -- lines json ;;
-    append:--timestamps) : ;;
+    append:--timestamps) compadd -- input now ;;
     append:--partitions) : ;;
     append:--max-message-bytes) : ;;
     append:--sync) compadd -- exit batch never ;;
@@ -97,7 +97,7 @@ _seglog_flag_value() {
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     import:--partitions) : ;;
-    import:--timestamps) : ;;
+    import:--timestamps) compadd -- now mtime ;;
     import:--sync) compadd -- exit batch never ;;
     import:--wait-timeout) : ;;
     import:--segment-bytes) : ;;
