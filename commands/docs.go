@@ -192,6 +192,12 @@ func environment(app *cli.App) []envDoc {
 		}
 	}
 	for _, f := range docFlags(app.Flags) {
+		if f.long == progressAfterName { // heeded only where there are bars
+			for _, cmd := range progressCommands {
+				add(f, cmd)
+			}
+			continue
+		}
 		add(f, "")
 	}
 	for _, cmd := range manCommands(app) {
@@ -199,8 +205,6 @@ func environment(app *cli.App) []envDoc {
 			add(f, cmd.Name)
 		}
 	}
-	out = append(out, envDoc{name: progressAfterEnv, commands: progressCommands,
-		what: "How long a job runs before its progress bar shows, a Go duration (default 1s); meant for tests."})
 	return append(out, envDoc{name: strings.Join(localeEnv, ", "), commands: []string{"describe"},
 		what: "The locale: the first of these that is set tells whether describe --timeline draws block characters (a UTF-8 locale) or ASCII."})
 }

@@ -30,9 +30,10 @@ type tailOptions struct {
 	template    template
 	skipCorrupt bool
 	group       groupOptions
+	heapMax     int64 // tuning.tailHeapMax
 }
 
-func tailCommand() *cli.Command {
+func tailCommand(tn tuning) *cli.Command {
 	return &cli.Command{
 		Name:      "tail",
 		Usage:     "print a topic's newest records, and with -f follow new ones as they are appended",
@@ -83,6 +84,7 @@ func tailCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			o.heapMax = tn.tailHeapMax
 			return runTail(envFrom(c), o)
 		},
 	}
@@ -248,7 +250,7 @@ var (
 // tailHeapMax is the largest -n whose cut tailCut finds holding the keys
 // of the newest records (24 bytes each); above it, it reads the candidates
 // a few times over instead (tailCutSelect).
-var tailHeapMax int64 = 1 << 16
+const tailHeapMax = 1 << 16
 
 // tailLive is how many partitions' iterators the merge keeps open at a
 // time; the others are parked (no file, no buffer) until their turn.
@@ -493,7 +495,7 @@ func tailCut(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 			return tailAll, err
 		}
 	}
-	if o.lines <= tailHeapMax {
+	if o.lines <= o.heapMax {
 		return tailCutHeap(e, parts, o)
 	}
 	if err := extendAll(); err != nil {

@@ -57,37 +57,37 @@ end
 function __seglog_value_flags
     switch "$argv[1]"
         case create
-            printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case append
-            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case tail
-            printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d
+            printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
-            printf '%s\n' --partition -p --width --data-dir -d
+            printf '%s\n' --partition -p --width --data-dir -d --progress-after
         case dump-index
-            printf '%s\n' --partition -p --segment -s --kind --data-dir -d
+            printf '%s\n' --partition -p --segment -s --kind --data-dir -d --progress-after
         case verify-crc
-            printf '%s\n' --partition -p --jobs -j --data-dir -d
+            printf '%s\n' --partition -p --jobs -j --data-dir -d --progress-after
         case recover
-            printf '%s\n' --partition -p --wait-timeout --data-dir -d
+            printf '%s\n' --partition -p --wait-timeout --data-dir -d --progress-after
         case retention-sweep
-            printf '%s\n' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d
+            printf '%s\n' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after
         case quarantine
-            printf '%s\n' --partition -p --older-than --data-dir -d
+            printf '%s\n' --partition -p --older-than --data-dir -d --progress-after
         case copy-partition
-            printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d
+            printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after
         case import-partition
-            printf '%s\n' --wait-timeout --data-dir -d
+            printf '%s\n' --wait-timeout --data-dir -d --progress-after
         case import
-            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case kafka-export
-            printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
+            printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after
         case kafka-import
-            printf '%s\n' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
+            printf '%s\n' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after
         case '*'
-            printf '%s\n' --data-dir -d
+            printf '%s\n' --data-dir -d --progress-after
     end
 end
 
@@ -128,6 +128,7 @@ complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
 complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
+complete -c seglog -n 'true' -l progress-after -x -d 'draw a job\'s progress bar once it has run DURATION'
 
 # create
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a create -d 'create a topic'
