@@ -68,13 +68,9 @@ func (cs choices[T]) lookup(name string) (T, bool) {
 
 // flag is the flag --name taking these values, def when not given; its
 // usage is intro (which holds the `PLACEHOLDER`), a colon and the values
-// described, then more when it is not empty.
-func (cs choices[T]) flag(name, def, intro, more string) *choiceFlag {
-	usage := intro + ": " + cs.described()
-	if more != "" {
-		usage += " " + more
-	}
-	return &choiceFlag{StringFlag: &cli.StringFlag{Name: name, Value: def, Usage: usage}, values: cs.names()}
+// described.
+func (cs choices[T]) flag(name, def, intro string) *choiceFlag {
+	return &choiceFlag{StringFlag: &cli.StringFlag{Name: name, Value: def, Usage: intro + ": " + cs.described()}, values: cs.names()}
 }
 
 // parseChoice is the value of the choice flag name of c, or a usage error

@@ -62,7 +62,7 @@ func dumpIndexCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
 			&cli.StringFlag{Name: "segment", Aliases: []string{"s"}, Usage: "only the segment with base offset `BASE`", DefaultText: "every segment"},
-			indexKinds.flag("kind", "both", "which index files of a segment, `KIND`", ""),
+			indexKinds.flag("kind", "both", "which index files of a segment, `KIND`"),
 			&cli.BoolFlag{Name: "verify", Usage: "check each entry against the .log; exit 3 on a wrong entry"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object a line: each entry, then a summary"},
 		},

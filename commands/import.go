@@ -56,7 +56,7 @@ func importCommand() *cli.Command {
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append to partition `P`", DefaultText: "0, when the topic has one partition"},
 			&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
-			importTimestamps.flag("timestamps", "now", "`WHEN` records are stamped", ""),
+			importTimestamps.flag("timestamps", "now", "`WHEN` records are stamped"),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		}, writerFlags(), segmentFlags()),
 		Action: func(c *cli.Context) error {

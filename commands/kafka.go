@@ -61,7 +61,7 @@ func kafkaConnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-cert", Usage: "present the client certificate in PEM `FILE` (with --tls-key)"},
 		&cli.StringFlag{Name: "tls-key", Usage: "the client certificate's private key, PEM `FILE`"},
 		&cli.BoolFlag{Name: "tls-insecure-skip-verify", Usage: "do not verify the brokers' certificates (testing only)"},
-		saslMechanisms.flag("sasl-mechanism", "", "log in with SASL `MECHANISM`", ""),
+		saslMechanisms.flag("sasl-mechanism", "", "log in with SASL `MECHANISM`"),
 		&cli.StringFlag{Name: "sasl-user", Usage: "the SASL user `NAME`"},
 		&cli.StringFlag{Name: "sasl-password", EnvVars: []string{"SEGLOG_KAFKA_PASSWORD"}, Usage: "the SASL `PASSWORD` (better given through the environment)"},
 		&cli.StringFlag{Name: "client-id", Value: "seglog", Usage: "the client `ID` the brokers log and set quotas by"},

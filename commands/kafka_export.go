@@ -50,7 +50,7 @@ func kafkaExportCommand() *cli.Command {
 		&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then export new records as they are appended, until interrupted"},
 		&cli.BoolFlag{Name: "create-topic", Usage: "create the Kafka topic, with as many partitions as TOPIC, if it does not exist"},
 		&cli.IntFlag{Name: "replication-factor", Value: -1, Usage: "with --create-topic: `N` copies of each partition", DefaultText: "the brokers' default"},
-		kafkaCompressions.flag("compression", "none", "compress batches with `CODEC`", ""),
+		kafkaCompressions.flag("compression", "none", "compress batches with `CODEC`"),
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 	}
 	return &cli.Command{

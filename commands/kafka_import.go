@@ -38,7 +38,7 @@ var kafkaImportStarts = choices[bool]{
 func kafkaImportCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "kafka-topic", Usage: "consume Kafka topic `NAME`", DefaultText: "TOPIC"},
-		kafkaImportStarts.flag("from", "beginning", "`WHERE` a partition with no saved position starts", ""),
+		kafkaImportStarts.flag("from", "beginning", "`WHERE` a partition with no saved position starts"),
 		&cli.BoolFlag{Name: "reset", Usage: "forget the saved position and start as --from says"},
 		&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then import new records as they are produced, until interrupted"},
 		&cli.BoolFlag{Name: "no-drop-headers", Usage: "fail on a record with headers instead of dropping them"},

@@ -1,24 +1,8 @@
 package commands
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
 )
-
-// targetArg returns the single TOPIC or PARTITION-DIR argument of a
-// command that only reads: one holding a '/' names a directory and is not
-// checked as a topic name.
-func targetArg(c *cli.Context) (string, error) {
-	if c.NArg() != 1 {
-		return topicArg(c)
-	}
-	arg := c.Args().First()
-	if strings.Contains(arg, "/") {
-		return arg, nil
-	}
-	return arg, checkTopicName(arg)
-}
 
 // outputFormat is how read and tail print a record.
 type outputFormat int
@@ -41,7 +25,7 @@ var outputFormats = choices[outputFormat]{
 
 // formatFlag is the --format flag read and tail share.
 func formatFlag() cli.Flag {
-	return outputFormats.flag("format", "value", "`FORMAT`", "")
+	return outputFormats.flag("format", "value", "`FORMAT`")
 }
 
 // outputFlags reads --format and --template, which read and tail share.

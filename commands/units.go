@@ -177,3 +177,20 @@ func unixNanoClamped(t time.Time) int64 {
 	}
 	return t.UnixNano()
 }
+
+// humanSize prints a byte count in binary units, one decimal: "1.2 GiB".
+func humanSize(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	unit := ""
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		v /= 1024
+		unit = u
+		if v < 1023.95 { // would print as 1024.0
+			break
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
+}
