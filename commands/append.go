@@ -388,7 +388,7 @@ func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-c
 }
 
 // stopped ends pump on a signal. Every record read from stdin is appended
-// (SPEC §4), chunks handed over or being handed over included; no read
+// (docs/format.md §5), chunks handed over or being handed over included; no read
 // starts after it. A read under way is waited for when stdin is a regular
 // file (it ends at once); from a pipe or a terminal it may wait for input
 // forever, and what it has not returned was not read. An unfinished last

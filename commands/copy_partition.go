@@ -178,7 +178,7 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 		rep, err = src.ExportPartition(topic, part, e.stdout, opts)
 		if errors.Is(err, syscall.EPIPE) {
 			// The stream must arrive whole: a reader gone early is a
-			// failure here, not the quiet end a read gets (CLI.md).
+			// failure here, not the quiet end a read gets (docs/cli.md, Output streams).
 			err = fmt.Errorf("copy-partition %s/%d --to -: the reader of the stream went away before its end (broken pipe)", topic, part)
 		}
 		out = e.stderr

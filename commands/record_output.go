@@ -47,7 +47,7 @@ func (w *recordWriter) write(r *logstore.Record) error {
 	return w.out.WriteByte('\n')
 }
 
-// writeJSON prints r as CLI.md's JSON object: topic, partition, offset,
+// writeJSON prints r as docs/cli.md's JSON object (`read --format json`): topic, partition, offset,
 // timestamp, timestamp_ns, key (null when none), value; bytes that are not
 // UTF-8 go in key_base64 / value_base64 instead.
 func (w *recordWriter) writeJSON(r *logstore.Record) error {

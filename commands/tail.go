@@ -222,8 +222,8 @@ func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*t
 
 // tailRead opens an iterator over tp from tp.from, or returns nil when
 // nothing is left before tp.next. Records retention removed since tail
-// took the bounds are passed over as a follower passes them over (SPEC
-// §5), by tailGone.
+// took the bounds are passed over as a follower passes them over
+// (docs/format.md §6), by tailGone.
 func tailRead(e *env, tp *tailPart) (*logstore.Iterator, error) {
 	for tries := 0; ; tries++ {
 		if tp.from >= tp.next {

@@ -101,7 +101,7 @@ func TestVerifyCRCClean(t *testing.T) {
 	}
 }
 
-// TestVerifyCRCExitCodes checks the exact exit status (CLI.md): 0 clean or
+// TestVerifyCRCExitCodes checks the exact exit status (docs/cli.md): 0 clean or
 // notes only, 3 problems, 1 a check that could not finish (even with
 // problems), 2 usage.
 func TestVerifyCRCExitCodes(t *testing.T) {
