@@ -290,12 +290,6 @@ func stdinSize(in io.Reader) int64 {
 	return max(fi.Size()-pos, 0)
 }
 
-// readResult is one read(2) of stdin.
-type readResult struct {
-	buf []byte
-	err error
-}
-
 const readSize = 1 << 20
 
 // pump feeds stdin to the writers until EOF, an error or a signal. Stdin is
