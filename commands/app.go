@@ -1,6 +1,3 @@
-// Package commands is seglog's command line: one file per subcommand, each
-// parsing its flags, calling logstore and writing its output, plus the
-// shared pieces (argument handling, units, output formats, exit codes).
 package commands
 
 import (
