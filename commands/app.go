@@ -1,6 +1,3 @@
-// Package commands is seglog's command line: one file per subcommand, each
-// parsing its flags, calling logstore and writing its output, plus the
-// shared pieces (argument handling, units, output formats, exit codes).
 package commands
 
 import (
@@ -12,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,6 +24,7 @@ type env struct {
 	dataDir        string
 	quiet          bool
 	noProgress     bool
+	progressAfter  time.Duration // how long a job runs before its bar shows
 }
 
 // warn prints a warning on stderr unless --quiet.
@@ -43,19 +42,32 @@ func (e *env) info(format string, args ...any) {
 }
 
 func envFrom(c *cli.Context) *env {
+	// The app's Before refused a --progress-after that does not parse.
+	progressAfter, _ := progressAfterFlag(c)
 	return &env{
-		stdin:      c.App.Reader,
-		stdout:     c.App.Writer,
-		stderr:     c.App.ErrWriter,
-		dataDir:    c.String("data-dir"),
-		quiet:      c.Bool("quiet"),
-		noProgress: c.Bool("no-progress"),
+		stdin:         c.App.Reader,
+		stdout:        c.App.Writer,
+		stderr:        c.App.ErrWriter,
+		dataDir:       c.String("data-dir"),
+		quiet:         c.Bool("quiet"),
+		noProgress:    c.Bool("no-progress"),
+		progressAfter: progressAfter,
 	}
+}
+
+// tuning is the limits at which a command changes how it works, never
+// what it prints: tests lower them to take every way with little data.
+type tuning struct {
+	tailHeapMax int64 // the largest tail -n whose cut is found in memory (tailCut)
 }
 
 // NewApp builds the seglog command line, reading stdin and writing to
 // stdout and stderr.
 func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return newApp(stdin, stdout, stderr, tuning{tailHeapMax: tailHeapMax})
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 	app := &cli.App{
 		Name:  "seglog",
 		Usage: "work directly on the data directory of a Kafka-style commit log",
@@ -78,12 +90,17 @@ func NewApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "data-dir", Aliases: []string{"d"}, Value: "./data", EnvVars: []string{"SEGLOG_DATA_DIR"}, Usage: "the data directory"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no summaries, notes, warnings or progress, only what a script needs (errors still)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "never draw progress bars"},
+			&cli.StringFlag{Name: progressAfterName, Value: "1s", EnvVars: []string{"SEGLOG_PROGRESS_AFTER"}, Usage: "draw a job's progress bar once it has run `DURATION`"},
+		},
+		Before: func(c *cli.Context) error {
+			_, err := progressAfterFlag(c)
+			return err
 		},
 		Commands: []*cli.Command{
 			createCommand(),
 			appendCommand(),
 			readCommand(),
-			tailCommand(),
+			tailCommand(tn),
 			describeCommand(),
 			topicsCommand(),
 			dumpIndexCommand(),
@@ -151,10 +168,14 @@ func onUsageError(c *cli.Context, err error, isSubcommand bool) error {
 // Run runs seglog with args and returns its exit status. Errors are printed
 // as one line on stderr starting with "seglog: ".
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runApp(NewApp(stdin, stdout, stderr), args, stderr)
+}
+
+// runApp is Run with the app given.
+func runApp(app *cli.App, args []string, stderr io.Writer) int {
 	// A write to a closed stdout pipe must be an EPIPE error we can end
 	// quietly on, not a SIGPIPE that kills the process.
 	signal.Ignore(syscall.SIGPIPE)
-	app := NewApp(stdin, stdout, stderr)
 	args, err := helpArgs(app, normalizeArgs(app, args))
 	var typed []typedFlag
 	if err == nil {

@@ -46,10 +46,9 @@ func appendCommand() *cli.Command {
 		&cli.StringFlag{Name: "key-delimiter", Aliases: []string{"K"}, Usage: "split each line at the first `SEP` into key and value"},
 		&cli.StringFlag{Name: "delimiter", Aliases: []string{"D"}, Usage: "messages end with `D` (may be several bytes; escapes \\n \\t \\r \\0 \\\\ \\xNN) instead of a newline"},
 		&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "messages end with a NUL byte"},
-		&cli.StringFlag{Name: "input", Value: "lines", Usage: "`FORMAT` of stdin: lines, or json (what 'read --format json' prints)"},
+		appendInputs.flag("input", "lines", "`FORMAT` of stdin"),
 		&cli.BoolFlag{Name: "keep-partition", Usage: "with --input json: append each record to the partition its line names"},
-		&cli.StringFlag{Name: "timestamps", Value: "input", Usage: "with --input json, `WHEN` records are stamped: input (keep each line's timestamp_ns or timestamp, " +
-			"raised to the partition's newest if older; a line without one is stamped now) or now (the time of append, as for lines)"},
+		appendTimestamps.flag("timestamps", "input", "with --input json, `WHEN` records are stamped"),
 		&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 		&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "refuse a message longer than `SIZE`"},
@@ -91,6 +90,19 @@ func appendCommand() *cli.Command {
 	}
 }
 
+// appendInputs are the values of append --input: whether stdin is JSON.
+var appendInputs = choices[bool]{
+	{"lines", false, ""},
+	{"json", true, "what 'read --format json' prints"},
+}
+
+// appendTimestamps are the values of append --timestamps: whether the
+// input's timestamps are dropped.
+var appendTimestamps = choices[bool]{
+	{"input", false, "keep each line's timestamp_ns or timestamp, raised to the partition's newest if older; a line without one is stamped now"},
+	{"now", true, "the time of append, as for lines"},
+}
+
 func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	topic, err := topicArg(c)
 	if err != nil {
@@ -108,27 +120,21 @@ func parseAppendOptions(c *cli.Context) (appendOptions, error) {
 	if n := o.target.partitions; n < 1 || n > logstore.MaxPartitions {
 		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
-	switch c.String("input") {
-	case "lines":
-	case "json":
-		o.jsonInput = true
+	if o.jsonInput, err = parseChoice(c, "input", appendInputs); err != nil {
+		return o, err
+	}
+	if o.jsonInput {
 		for _, f := range []string{"key", "key-delimiter", "delimiter", "null"} {
 			if c.IsSet(f) {
 				return o, usagef("--%s does not go with --input json", f)
 			}
 		}
-	default:
-		return o, usagef("--input must be lines or json, not %q", c.String("input"))
 	}
 	if o.keepPartition && !o.jsonInput {
 		return o, usagef("--keep-partition only goes with --input json")
 	}
-	switch c.String("timestamps") {
-	case "input":
-	case "now":
-		o.restamp = true
-	default:
-		return o, usagef("--timestamps must be input or now, not %q", c.String("timestamps"))
+	if o.restamp, err = parseChoice(c, "timestamps", appendTimestamps); err != nil {
+		return o, err
 	}
 	if c.IsSet("timestamps") && !o.jsonInput {
 		return o, usagef("--timestamps only goes with --input json: lines bring no timestamps")
@@ -284,12 +290,6 @@ func stdinSize(in io.Reader) int64 {
 	return max(fi.Size()-pos, 0)
 }
 
-// readResult is one read(2) of stdin.
-type readResult struct {
-	buf []byte
-	err error
-}
-
 const readSize = 1 << 20
 
 // pump feeds stdin to the writers until EOF, an error or a signal. Stdin is
@@ -382,7 +382,7 @@ func readInput(in io.Reader, free <-chan []byte, out chan<- readResult, done <-c
 }
 
 // stopped ends pump on a signal. Every record read from stdin is appended
-// (SPEC §4), chunks handed over or being handed over included; no read
+// (docs/format.md §5), chunks handed over or being handed over included; no read
 // starts after it. A read under way is waited for when stdin is a regular
 // file (it ends at once); from a pipe or a terminal it may wait for input
 // forever, and what it has not returned was not read. An unfinished last

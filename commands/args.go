@@ -2,6 +2,7 @@ package commands
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -201,4 +202,36 @@ func helpArgs(app *cli.App, args []string) ([]string, error) {
 		cmds = cmd.Subcommands
 	}
 	return append(append(out, names...), "--help"), nil
+}
+
+// topicPartitionArgs returns a command's TOPIC PARTITION arguments.
+func topicPartitionArgs(c *cli.Context) (string, int, error) {
+	name := c.Command.Name
+	if c.NArg() != 2 {
+		return "", 0, usagef("%s: TOPIC and PARTITION expected, got %d arguments (see 'seglog %s --help')", name, c.NArg(), name)
+	}
+	topic := c.Args().Get(0)
+	if err := checkTopicName(topic); err != nil {
+		return "", 0, err
+	}
+	arg := c.Args().Get(1)
+	part, err := strconv.Atoi(arg)
+	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" || !isDecimal(arg) {
+		return "", 0, usagef("%s: invalid partition %q (a partition number in decimal: 0, 1, ...)", name, arg)
+	}
+	return topic, part, nil
+}
+
+// targetArg returns the single TOPIC or PARTITION-DIR argument of a
+// command that only reads: one holding a '/' names a directory and is not
+// checked as a topic name.
+func targetArg(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return topicArg(c)
+	}
+	arg := c.Args().First()
+	if strings.Contains(arg, "/") {
+		return arg, nil
+	}
+	return arg, checkTopicName(arg)
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,8 +15,8 @@ import (
 func completionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
-		Usage:     "print the shell completion script for bash, zsh or fish",
-		ArgsUsage: "bash|zsh|fish",
+		Usage:     "print the shell completion script for " + completionShells.list(),
+		ArgsUsage: strings.Join(completionShells.names(), "|"),
 		Description: "Only prints; changes no files. Install with, for example:\n\n" +
 			"  seglog completion bash > /etc/bash_completion.d/seglog\n" +
 			"  source <(seglog completion zsh)\n" +
@@ -24,14 +25,14 @@ func completionCommand() *cli.Command {
 			"and group names read from the data directory (--data-dir or $SEGLOG_DATA_DIR).",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usagef("completion: one SHELL expected (bash, zsh or fish), got %d arguments (see 'seglog completion --help')", c.NArg())
+				return usagef("completion: one SHELL expected (%s), got %d arguments (see 'seglog completion --help')", completionShells.list(), c.NArg())
+			}
+			sh, ok := completionShells.lookup(c.Args().First())
+			if !ok {
+				return usagef("completion: unknown shell %q: want one of %s", c.Args().First(), strings.Join(completionShells.names(), ", "))
 			}
 			// A fresh app: c.App has been set up (help command added) by now.
-			s, err := completionScript(docsApp(), c.Args().First())
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(c.App.Writer, s)
+			_, err := fmt.Fprint(c.App.Writer, completionScript(docsApp(), sh))
 			return err
 		},
 	}

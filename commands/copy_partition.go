@@ -2,16 +2,13 @@ package commands
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -102,24 +99,6 @@ func copyPartitionCommand() *cli.Command {
 	}
 }
 
-// topicPartitionArgs returns a command's TOPIC PARTITION arguments.
-func topicPartitionArgs(c *cli.Context) (string, int, error) {
-	name := c.Command.Name
-	if c.NArg() != 2 {
-		return "", 0, usagef("%s: TOPIC and PARTITION expected, got %d arguments (see 'seglog %s --help')", name, c.NArg(), name)
-	}
-	topic := c.Args().Get(0)
-	if err := checkTopicName(topic); err != nil {
-		return "", 0, err
-	}
-	arg := c.Args().Get(1)
-	part, err := strconv.Atoi(arg)
-	if err != nil || part < 0 || strings.TrimLeft(arg, "0123456789") != "" || !isDecimal(arg) {
-		return "", 0, usagef("%s: invalid partition %q (a partition number in decimal: 0, 1, ...)", name, arg)
-	}
-	return topic, part, nil
-}
-
 // checkCopyDest refuses a destination that would put the copy inside the
 // source's data directory (where its topic directory would show up as a
 // topic of that one), replace the source partition itself, or replace a
@@ -199,7 +178,7 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 		rep, err = src.ExportPartition(topic, part, e.stdout, opts)
 		if errors.Is(err, syscall.EPIPE) {
 			// The stream must arrive whole: a reader gone early is a
-			// failure here, not the quiet end a read gets (CLI.md).
+			// failure here, not the quiet end a read gets (docs/cli.md, Output streams).
 			err = fmt.Errorf("copy-partition %s/%d --to -: the reader of the stream went away before its end (broken pipe)", topic, part)
 		}
 		out = e.stderr
@@ -218,64 +197,4 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 		return lockAdvice(err, opts.LockWait)
 	}
 	return writeCopySummary(e, out, rep, asJSON)
-}
-
-// copySummaryJSON is the --json summary of copy-partition and
-// import-partition.
-type copySummaryJSON struct {
-	From           string  `json:"from"`
-	To             string  `json:"to"`
-	Dir            string  `json:"dir,omitempty"`
-	Segments       int     `json:"segments"`
-	Records        uint64  `json:"records"`
-	Bytes          int64   `json:"bytes"`
-	IndexBytes     int64   `json:"index_bytes"`
-	IndexesRebuilt int     `json:"indexes_rebuilt"`
-	StartOffset    uint64  `json:"start_offset"`
-	NextOffset     uint64  `json:"next_offset"`
-	Replaced       bool    `json:"replaced"`
-	Seconds        float64 `json:"seconds"`
-	BytesPerSecond int64   `json:"bytes_per_second"`
-}
-
-// writeCopySummary prints what a copy or import did: a table, or JSON.
-// --quiet drops the table, and a summary on stderr (beside --to -);
-// JSON asked for on stdout stays, for scripts.
-func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
-	if e.quiet && (!asJSON || w == e.stderr) {
-		return nil
-	}
-	total := rep.Bytes + rep.IndexBytes
-	rate := int64(0)
-	if s := rep.Duration.Seconds(); s > 0 {
-		rate = int64(float64(total) / s)
-	}
-	if asJSON {
-		b, err := json.Marshal(copySummaryJSON{From: rep.From, To: rep.To, Dir: rep.Dir, Segments: rep.Segments,
-			Records: rep.Records, Bytes: rep.Bytes, IndexBytes: rep.IndexBytes, IndexesRebuilt: rep.IndexesRebuilt,
-			StartOffset: rep.Start, NextOffset: rep.Next, Replaced: rep.Replaced,
-			Seconds: rep.Duration.Seconds(), BytesPerSecond: rate})
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	}
-	to := rep.To
-	if rep.Dir != "" {
-		to = rep.Dir
-	}
-	if rep.Replaced {
-		to += " (replaced)"
-	}
-	offsets := "-"
-	if rep.Next > rep.Start {
-		offsets = fmt.Sprintf("%d..%d", rep.Start, rep.Next-1)
-	}
-	return renderTable(w,
-		[]string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
-		"SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
-		[][]string{{rep.From, to, strconv.Itoa(rep.Segments), strconv.FormatUint(rep.Records, 10), offsets,
-			humanSize(total), strconv.Itoa(rep.IndexesRebuilt), rep.Duration.Round(time.Millisecond).String(),
-			humanSize(rate) + "/s"}})
 }

@@ -88,10 +88,3 @@ func runCreate(e *env, o createOptions) error {
 	e.info("created topic %s with %d partition%s in %s", o.topic, o.partitions, plural(o.partitions), e.dataDir)
 	return nil
 }
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}

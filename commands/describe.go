@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
 	"github.com/seglog/seglog/logstore"
@@ -97,146 +92,11 @@ func describeCommand() *cli.Command {
 	}
 }
 
-// partitionInfo is one partition as describe and topics show it: its
-// stats, or why there are none.
-type partitionInfo struct {
-	partition int
-	last      int // of a run of missing partitions; else partition
-	stats     logstore.PartitionStats
-	missing   bool  // no directory, though a higher partition has one
-	err       error // stats could not be read
-}
-
-// numbers is the partition, or those of the run.
-func (p partitionInfo) numbers() []int { return rangeNumbers(p.partition, p.last) }
-
-// rangeNumbers is first..last (first alone when last is below it): a run
-// of missing partitions, which lies below logstore.MaxPartitions.
-func rangeNumbers(first, last int) []int {
-	ns := make([]int, 0, max(last-first, 0)+1)
-	for n := first; n <= max(last, first); n++ {
-		ns = append(ns, n)
-	}
-	return ns
-}
-
-// label is the PARTITION cell: "3", or "1..4" for a run.
-func (p partitionInfo) label() string {
-	return logstore.PartitionRange{First: p.partition, Last: max(p.last, p.partition)}.String()
-}
-
-// topicInfo is a topic's partitions, in order.
-type topicInfo struct {
-	name       string
-	dir        string
-	partitions int // highest partition directory + 1
-	parts      []partitionInfo
-	layout     string // simpleLayout, segmentFileLayout, or "" for a topic or partition directory
-}
-
 // Layouts of what describe names by path, as --json gives them.
 const (
 	simpleLayout      = "simple"       // a log in the simple store/index layout: no timestamps
 	segmentFileLayout = "segment-file" // a lone segment file, read as a partition of its own
 )
-
-// missing lists the partitions without a directory (fewer than
-// logstore.MaxPartitions).
-func (t *topicInfo) missing() []int {
-	var ps []int
-	for _, p := range t.parts {
-		if p.missing {
-			ps = append(ps, p.numbers()...)
-		}
-	}
-	return ps
-}
-
-// problems collects what went wrong with some of the topics or partitions
-// while the rest are still described. It ends the command with exit
-// status 1 and a single error line naming each problem.
-type problems []error
-
-func (ps problems) Error() string {
-	const shown = 5
-	var b strings.Builder
-	for i, err := range ps[:min(len(ps), shown)] {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(err.Error())
-	}
-	if len(ps) > shown {
-		fmt.Fprintf(&b, "; and %d more", len(ps)-shown)
-	}
-	return b.String()
-}
-
-func (ps problems) Unwrap() []error { return ps }
-
-// err returns nil when nothing went wrong, else the problems.
-func (ps problems) err() error {
-	if len(ps) == 0 {
-		return nil
-	}
-	return ps
-}
-
-// gatherTarget reads the stats of the partitions a describe argument
-// covers (see resolve). A topic that cannot be read at all is an error;
-// partitions missing or unreadable are recorded in the result and added
-// to probs.
-func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, error) {
-	if dir, ok, err := simpleTarget(arg); err != nil || ok {
-		if err != nil {
-			return nil, err
-		}
-		t, err := simpleTopicInfo(dir, only)
-		if err != nil && t != nil {
-			*probs = append(*probs, err)
-			err = nil
-		}
-		return t, err
-	}
-	ct, err := resolve(e, arg, only, probs)
-	if err != nil {
-		return nil, err
-	}
-	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
-	if ct.file {
-		t.layout = segmentFileLayout
-	}
-	for _, c := range ct.parts {
-		pi := partitionInfo{partition: c.number, last: c.last, missing: c.missing}
-		if c.missing {
-			*probs = append(*probs, ct.missingError(c))
-		} else if pi.stats, pi.err = partitionStats(e, c); pi.err != nil {
-			*probs = append(*probs, pi.err)
-		}
-		t.parts = append(t.parts, pi)
-	}
-	return t, nil
-}
-
-// partitionStats opens a partition and reads its stats. A segment deleted
-// between listing and reading (a retention sweep) is no damage: the
-// directory is listed again.
-func partitionStats(e *env, c covered) (logstore.PartitionStats, error) {
-	for try := 0; ; try++ {
-		p, err := c.open()
-		if err != nil {
-			return logstore.PartitionStats{}, err
-		}
-		st, err := p.Stats()
-		p.Close()
-		if err == nil || try == 2 || !errors.Is(err, fs.ErrNotExist) {
-			if err == nil {
-				warnIgnored(e, p)
-			}
-			return st, err
-		}
-	}
-}
 
 func runDescribe(e *env, o describeOptions) error {
 	targets, err := topicTargets(e, o.targets)
@@ -362,52 +222,6 @@ func pidCell(pid int) string {
 	return strconv.Itoa(pid)
 }
 
-// renderTable renders a table in plain ASCII (logs, pipes and any terminal
-// show it the same) with the columns named in numeric right-aligned.
-func renderTable(w io.Writer, header []string, numeric string, rows [][]string) error {
-	align := make([]tw.Align, len(header))
-	for i, h := range header {
-		align[i] = tw.AlignLeft
-		if strings.Contains(" "+numeric+" ", " "+h+" ") {
-			align[i] = tw.AlignRight
-		}
-	}
-	table := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Alignment:  tw.CellAlignment{PerColumn: align},
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-			},
-			Row: tw.CellConfig{
-				Alignment:  tw.CellAlignment{PerColumn: align},
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
-			},
-		}))
-	table.Header(header)
-	if err := table.Bulk(rows); err != nil {
-		return err
-	}
-	return table.Render()
-}
-
-// humanSize prints a byte count in binary units, one decimal: "1.2 GiB".
-func humanSize(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v := float64(n)
-	unit := ""
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
-		v /= 1024
-		unit = u
-		if v < 1023.95 { // would print as 1024.0
-			break
-		}
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
-}
-
 // describeJSON is describe's --json document. Numbers are not rounded (how
 // records were counted: records_exact); times are null when a partition
 // holds no records.
@@ -437,23 +251,6 @@ type describePartitionJSON struct {
 	WriterPid *int   `json:"writer_pid"`
 	Missing   bool   `json:"missing,omitempty"`
 	Error     string `json:"error,omitempty"`
-}
-
-// timesJSON is a time range as the JSON outputs give it: RFC 3339 with
-// nanoseconds, and the Unix nanoseconds, each null with no records.
-type timesJSON struct {
-	Oldest   *string `json:"oldest_timestamp"`
-	OldestNS *int64  `json:"oldest_timestamp_ns"`
-	Newest   *string `json:"newest_timestamp"`
-	NewestNS *int64  `json:"newest_timestamp_ns"`
-}
-
-func newTimesJSON(f *timeFormatter, records uint64, oldest, newest int64) timesJSON {
-	if records == 0 {
-		return timesJSON{}
-	}
-	o, n := string(f.append(nil, oldest)), string(f.append(nil, newest))
-	return timesJSON{Oldest: &o, OldestNS: &oldest, Newest: &n, NewestNS: &newest}
 }
 
 func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
@@ -490,16 +287,6 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 		doc.Topics = append(doc.Topics, tj)
 	}
 	return writeJSONDocument(w, doc)
-}
-
-// writeJSONDocument prints v as indented JSON and a newline.
-func writeJSONDocument(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
 // groupPartitionInfo is one committed position as describe --groups shows

@@ -55,7 +55,7 @@ func firstDiffLine(a, b []byte) int {
 }
 
 func TestCompletionCommand(t *testing.T) {
-	for _, sh := range shells {
+	for _, sh := range completionShells.names() {
 		r := run(t, nil, "completion", sh)
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("completion %s: exit %d, stderr %q", sh, r.code, r.stderr)
@@ -108,7 +108,7 @@ func TestCompleteHelper(t *testing.T) {
 
 // TestCompletionSyntax checks each script with its shell, where installed.
 func TestCompletionSyntax(t *testing.T) {
-	for _, sh := range shells {
+	for _, sh := range completionShells.names() {
 		t.Run(sh, func(t *testing.T) {
 			p, err := exec.LookPath(sh)
 			if err != nil {

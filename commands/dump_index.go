@@ -62,7 +62,7 @@ func dumpIndexCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "the topic's partition `P`", DefaultText: "0 when the topic has one partition"},
 			&cli.StringFlag{Name: "segment", Aliases: []string{"s"}, Usage: "only the segment with base offset `BASE`", DefaultText: "every segment"},
-			&cli.StringFlag{Name: "kind", Value: "both", Usage: "which index files of a segment, `KIND`: index, timeindex or both"},
+			indexKinds.flag("kind", "both", "which index files of a segment, `KIND`"),
 			&cli.BoolFlag{Name: "verify", Usage: "check each entry against the .log; exit 3 on a wrong entry"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object a line: each entry, then a summary"},
 		},
@@ -74,6 +74,13 @@ func dumpIndexCommand() *cli.Command {
 			return runDumpIndex(envFrom(c), o)
 		},
 	}
+}
+
+// indexKinds are the values of --kind: which index files of a segment.
+var indexKinds = choices[[]logstore.IndexKind]{
+	{"index", []logstore.IndexKind{logstore.OffsetIndex}, ""},
+	{"timeindex", []logstore.IndexKind{logstore.TimeIndex}, ""},
+	{"both", []logstore.IndexKind{logstore.OffsetIndex, logstore.TimeIndex}, ""},
 }
 
 func parseDumpIndexOptions(c *cli.Context) (dumpIndexOptions, error) {
@@ -101,15 +108,9 @@ func parseDumpIndexOptions(c *cli.Context) (dumpIndexOptions, error) {
 		}
 		o.onlySeg = true
 	}
-	switch k := c.String("kind"); k {
-	case "both":
-		o.kinds = []logstore.IndexKind{logstore.OffsetIndex, logstore.TimeIndex}
-	case "index":
-		o.kinds = []logstore.IndexKind{logstore.OffsetIndex}
-	case "timeindex":
-		o.kinds = []logstore.IndexKind{logstore.TimeIndex}
-	default:
-		return o, usagef("--kind must be index, timeindex or both, not %q", k)
+	var err error
+	if o.kinds, err = parseChoice(c, "kind", indexKinds); err != nil {
+		return o, err
 	}
 	if dumpIndexIsPath(o.target) {
 		if _, isFile := logstore.IndexKindOf(o.target); isFile {

@@ -10,7 +10,7 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// Exit statuses, as CLI.md fixes them.
+// Exit statuses, as docs/cli.md (Exit status) fixes them.
 const (
 	exitOK       = 0 // success; also a closed stdout pipe
 	exitError    = 1 // runtime error

@@ -26,7 +26,7 @@ import (
 // directory or mount, a file seglog may not read, a segment replaced by a
 // directory, a partition missing in the middle of a topic. For each it
 // checks one clear error line naming the file or partition, the exit
-// status CLI.md gives, and that nothing was damaged: the records that were
+// status docs/cli.md gives, and that nothing was damaged: the records that were
 // there read back byte for byte, verify-crc is clean, and a later run
 // succeeds once the fault is gone. TestFaultOwnership checks that root,
 // run on a partition owned by another user, gives that user everything
@@ -965,7 +965,7 @@ func TestFaultSegmentIsDirectory(t *testing.T) {
 }
 
 // TestFaultMissingPartition: partitions 0 and 2 of topic t exist, 1 does
-// not (SPEC §1: reported naming it; never a crash, never a silently
+// not (docs/format.md §1: reported naming it; never a crash, never a silently
 // different partition count, which decides key routing). Commands over
 // the topic fail with status 1 (verify-crc reports it as a problem,
 // status 3); those that report per partition still report the others;

@@ -26,7 +26,7 @@ import (
 // times, offsets, rates, integer flag values, templates, --input json
 // lines, the framing of stdin at a delimiter, delimiter escapes and the
 // argument list itself. None may panic; each is checked against an
-// independent reading of what CLI.md says, and round-trips where there is
+// independent reading of what docs/cli.md says (Values), and round-trips where there is
 // an encoder. (Topic and group names: format's FuzzValidateTopic and
 // logstore's FuzzGroupName.)
 
@@ -468,7 +468,7 @@ func FuzzJSONRecord(f *testing.F) {
 	})
 }
 
-// refFrames cuts in at delim as CLI.md says: a final message without a
+// refFrames cuts in at delim as README's append section says: a final message without a
 // delimiter still counts, "\r\n" ends a line when the delimiter is "\n".
 // It returns the messages up to the first longer than max, and that one's
 // number (0: none).

@@ -16,7 +16,7 @@ import (
 )
 
 // This file holds what read and tail share for --group NAME (consumer
-// groups, CLI.md): the flags, and groupTracker, which resumes each
+// groups, README): the flags, and groupTracker, which resumes each
 // partition where the group stopped and commits, at least once a second
 // and at the end, the positions of the records that really went out.
 

@@ -41,6 +41,21 @@ func run(t testing.TB, stdin io.Reader, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
+// runTuned runs seglog in-process with --data-dir dir and the limits tn,
+// failing the test unless it exits 0.
+func runTuned(t testing.TB, tn tuning, dir string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	runMu.Lock()
+	defer runMu.Unlock()
+	app := newApp(strings.NewReader(""), &out, &errb, tn)
+	code := runApp(app, append([]string{"seglog", "-d", dir}, args...), &errb)
+	if code != 0 {
+		t.Fatalf("seglog %q: exit %d, stderr:\n%s", args, code, errb.String())
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
 // runIn runs seglog with --data-dir dir.
 func runIn(t testing.TB, dir string, stdin io.Reader, args ...string) result {
 	t.Helper()

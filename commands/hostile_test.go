@@ -21,7 +21,7 @@ import (
 
 // Hostile input: arguments, flag values and stdin that are wrong, absurd or
 // made to escape. Every case must end (as a process: within a deadline)
-// with the exit status CLI.md gives, one clear error line on stderr (no
+// with the exit status docs/cli.md gives, one clear error line on stderr (no
 // panic), and nothing created or changed outside the data directory; a
 // usage error (exit 2) must not have touched the data directory either.
 // The cases where the process matters (stdin a directory or cut short,
@@ -571,7 +571,7 @@ func hostileSeed(t *testing.T) uint64 {
 
 // TestHostileRandomArgs runs random command lines built from hostile
 // values, in process: every command with a random argument or two and
-// random flags of its own. None may panic; each ends with a status CLI.md
+// random flags of its own. None may panic; each ends with a status docs/cli.md
 // knows and, failing, one error line; nothing outside the data directory
 // changes, and a usage error changes nothing at all. 40 runs (600 with
 // -long); SEGLOG_HOSTILE_SEED=<seed> replays a run.

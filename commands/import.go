@@ -56,7 +56,7 @@ func importCommand() *cli.Command {
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append to partition `P`", DefaultText: "0, when the topic has one partition"},
 			&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
-			&cli.StringFlag{Name: "timestamps", Value: "now", Usage: "`WHEN` records are stamped: now (the time of import) or mtime (their .store file's modification time)"},
+			importTimestamps.flag("timestamps", "now", "`WHEN` records are stamped"),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		}, writerFlags(), segmentFlags()),
 		Action: func(c *cli.Context) error {
@@ -67,6 +67,13 @@ func importCommand() *cli.Command {
 			return runImport(envFrom(c), o)
 		},
 	}
+}
+
+// importTimestamps are the values of import --timestamps: whether records
+// get their .store file's modification time.
+var importTimestamps = choices[bool]{
+	{"now", false, "the time of import"},
+	{"mtime", true, "their .store file's modification time"},
 }
 
 func parseImportOptions(c *cli.Context) (importOptions, error) {
@@ -87,14 +94,10 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	case n < 1 || n > logstore.MaxPartitions:
 		return o, usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, n)
 	}
-	switch c.String("timestamps") {
-	case "now":
-	case "mtime":
-		o.mtime = true
-	default:
-		return o, usagef("--timestamps must be now or mtime, not %q", c.String("timestamps"))
-	}
 	var err error
+	if o.mtime, err = parseChoice(c, "timestamps", importTimestamps); err != nil {
+		return o, err
+	}
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}

@@ -67,3 +67,9 @@ func (ir *interruptibleReader) Read(p []byte) (int, error) {
 		return 0, errReadInterrupted
 	}
 }
+
+// readResult is one read(2) of stdin.
+type readResult struct {
+	buf []byte
+	err error
+}

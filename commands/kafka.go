@@ -43,6 +43,14 @@ func kafkaCommand() *cli.Command {
 	}
 }
 
+// saslMechanisms are the values of --sasl-mechanism, by the names
+// kafkabridge.Conn takes; without the flag there is no SASL.
+var saslMechanisms = choices[string]{
+	{"plain", "plain", ""},
+	{"scram-sha-256", "scram-sha-256", ""},
+	{"scram-sha-512", "scram-sha-512", ""},
+}
+
 // kafkaConnFlags are the flags that say how to reach and log in to the
 // cluster.
 func kafkaConnFlags() []cli.Flag {
@@ -53,7 +61,7 @@ func kafkaConnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-cert", Usage: "present the client certificate in PEM `FILE` (with --tls-key)"},
 		&cli.StringFlag{Name: "tls-key", Usage: "the client certificate's private key, PEM `FILE`"},
 		&cli.BoolFlag{Name: "tls-insecure-skip-verify", Usage: "do not verify the brokers' certificates (testing only)"},
-		&cli.StringFlag{Name: "sasl-mechanism", Usage: "log in with SASL `MECHANISM`: plain, scram-sha-256 or scram-sha-512"},
+		saslMechanisms.flag("sasl-mechanism", "", "log in with SASL `MECHANISM`"),
 		&cli.StringFlag{Name: "sasl-user", Usage: "the SASL user `NAME`"},
 		&cli.StringFlag{Name: "sasl-password", EnvVars: []string{"SEGLOG_KAFKA_PASSWORD"}, Usage: "the SASL `PASSWORD` (better given through the environment)"},
 		&cli.StringFlag{Name: "client-id", Value: "seglog", Usage: "the client `ID` the brokers log and set quotas by"},
@@ -82,17 +90,18 @@ func parseKafkaConn(c *cli.Context) (kafkabridge.Conn, error) {
 	if k.ClientID == "" {
 		return k, usagef("--client-id must not be empty")
 	}
-	switch k.SASLMechanism {
-	case "":
+	if k.SASLMechanism == "" {
 		if c.IsSet("sasl-user") || c.IsSet("sasl-password") {
 			return k, usagef("--sasl-user and --sasl-password need --sasl-mechanism")
 		}
-	case "plain", "scram-sha-256", "scram-sha-512":
+	} else {
+		var err error
+		if k.SASLMechanism, err = parseChoice(c, "sasl-mechanism", saslMechanisms); err != nil {
+			return k, err
+		}
 		if k.User == "" {
 			return k, usagef("--sasl-mechanism %s needs --sasl-user", k.SASLMechanism)
 		}
-	default:
-		return k, usagef("--sasl-mechanism must be plain, scram-sha-256 or scram-sha-512, not %q", k.SASLMechanism)
 	}
 	if c.IsSet("tls-cert") != c.IsSet("tls-key") {
 		return k, usagef("--tls-cert and --tls-key go together")

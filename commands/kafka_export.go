@@ -31,6 +31,16 @@ type kafkaExportOptions struct {
 	conn        kafkabridge.Conn
 }
 
+// kafkaCompressions are the values of --compression: the codecs
+// kafkabridge knows, by the names it knows them by.
+var kafkaCompressions = choices[string]{
+	{"none", "none", ""},
+	{"gzip", "gzip", ""},
+	{"snappy", "snappy", ""},
+	{"lz4", "lz4", ""},
+	{"zstd", "zstd", ""},
+}
+
 func kafkaExportCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "kafka-topic", Usage: "produce to Kafka topic `NAME`", DefaultText: "TOPIC"},
@@ -40,7 +50,7 @@ func kafkaExportCommand() *cli.Command {
 		&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then export new records as they are appended, until interrupted"},
 		&cli.BoolFlag{Name: "create-topic", Usage: "create the Kafka topic, with as many partitions as TOPIC, if it does not exist"},
 		&cli.IntFlag{Name: "replication-factor", Value: -1, Usage: "with --create-topic: `N` copies of each partition", DefaultText: "the brokers' default"},
-		&cli.StringFlag{Name: "compression", Value: "none", Usage: "compress batches with `CODEC`: none, gzip, snappy, lz4 or zstd"},
+		kafkaCompressions.flag("compression", "none", "compress batches with `CODEC`"),
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 	}
 	return &cli.Command{
@@ -103,8 +113,8 @@ func parseKafkaExportOptions(c *cli.Context, now time.Time) (kafkaExportOptions,
 	if err := checkTopicName(o.kafkaTopic); err != nil {
 		return o, err
 	}
-	if o.compression = c.String("compression"); !kafkabridge.KnownCompression(o.compression) {
-		return o, usagef("--compression must be none, gzip, snappy, lz4 or zstd, not %q", o.compression)
+	if o.compression, err = parseChoice(c, "compression", kafkaCompressions); err != nil {
+		return o, err
 	}
 	if o.offset, err = parseOffset(c.String("offset")); err != nil {
 		return o, err

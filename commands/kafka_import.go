@@ -18,7 +18,7 @@ import (
 type kafkaImportOptions struct {
 	topic         string
 	kafkaTopic    string
-	from          string // beginning or end: where a partition with no saved position starts
+	fromEnd       bool // a partition with no saved position starts at its end
 	reset         bool
 	follow        bool
 	noDropHeaders bool
@@ -28,10 +28,17 @@ type kafkaImportOptions struct {
 	conn          kafkabridge.Conn
 }
 
+// kafkaImportStarts are the values of --from: whether a partition with no
+// saved position starts at its end.
+var kafkaImportStarts = choices[bool]{
+	{"beginning", false, ""},
+	{"end", true, ""},
+}
+
 func kafkaImportCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "kafka-topic", Usage: "consume Kafka topic `NAME`", DefaultText: "TOPIC"},
-		&cli.StringFlag{Name: "from", Value: "beginning", Usage: "where a partition with no saved position starts: `beginning` or end"},
+		kafkaImportStarts.flag("from", "beginning", "`WHERE` a partition with no saved position starts"),
 		&cli.BoolFlag{Name: "reset", Usage: "forget the saved position and start as --from says"},
 		&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "then import new records as they are produced, until interrupted"},
 		&cli.BoolFlag{Name: "no-drop-headers", Usage: "fail on a record with headers instead of dropping them"},
@@ -78,13 +85,13 @@ func parseKafkaImportOptions(c *cli.Context) (kafkaImportOptions, error) {
 	if err != nil {
 		return kafkaImportOptions{}, err
 	}
-	o := kafkaImportOptions{topic: topic, kafkaTopic: c.String("kafka-topic"), from: c.String("from"), reset: c.Bool("reset"),
+	o := kafkaImportOptions{topic: topic, kafkaTopic: c.String("kafka-topic"), reset: c.Bool("reset"),
 		follow: c.Bool("follow"), noDropHeaders: c.Bool("no-drop-headers"), json: c.Bool("json")}
 	if o.kafkaTopic == "" {
 		o.kafkaTopic = topic
 	}
-	if o.from != "beginning" && o.from != "end" {
-		return o, usagef("--from must be beginning or end, not %q", o.from)
+	if o.fromEnd, err = parseChoice(c, "from", kafkaImportStarts); err != nil {
+		return o, err
 	}
 	if err := checkTopicName(o.kafkaTopic); err != nil {
 		return o, err
@@ -101,7 +108,7 @@ func runKafkaImport(e *env, o kafkaImportOptions) (err error) {
 	defer stop()
 	store := logstore.Open(e.dataDir)
 	im, err := kafkabridge.NewImporter(ctx, o.conn, store, kafkabridge.ImportOptions{Topic: o.topic, KafkaTopic: o.kafkaTopic,
-		FromEnd: o.from == "end", Reset: o.reset, Follow: o.follow, RefuseHeaders: o.noDropHeaders, Warn: func(msg string) { e.warn("%s", msg) }})
+		FromEnd: o.fromEnd, Reset: o.reset, Follow: o.follow, RefuseHeaders: o.noDropHeaders, Warn: func(msg string) { e.warn("%s", msg) }})
 	if err != nil {
 		return kafkaError(err)
 	}

@@ -12,7 +12,7 @@ import (
 // A closed segment copied out alone (its last record torn on the way) is
 // read by path as the active segment of a partition of its own: its tail
 // is incomplete, not corrupt. Every read-only command takes it, with the
-// exit status CLI.md gives, and none changes a byte or an mtime.
+// exit status docs/cli.md gives, and none changes a byte or an mtime.
 func TestLoneSegmentFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	mustRun(t, dir, "", "create", "t", "--segment-bytes", "150")

@@ -1,7 +1,7 @@
 package commands
 
 // The corruption matrix: one table row per kind of damage. Each row builds
-// a partition with its own encoder (SPEC §2/§3, encoding/binary and
+// a partition with its own encoder (docs/format.md §2 and §4, encoding/binary and
 // hash/crc32 only: data "written by another program"), damages it, and
 // then pins, through commands.Run, what verify-crc --json finds, what
 // recover (and recover --salvage) does, that verify-crc is content
@@ -22,7 +22,7 @@ import (
 	"testing"
 )
 
-// mxRec is one record as SPEC §2 lays it out.
+// mxRec is one record as docs/format.md §2 lays it out.
 type mxRec struct {
 	off uint64
 	ts  int64
@@ -774,8 +774,8 @@ func mxKeyPartition(key string, n int) int {
 }
 
 // A keylen flip that stays <= size moves bytes between key and value, and
-// the CRC (over key ‖ value) cannot see it: a limit of the format (SPEC
-// §2). In a 3-partition topic whose keys were FNV-routed, verify-crc gives
+// the CRC (over key ‖ value) cannot see it: a limit of the format
+// (docs/format.md §2). In a 3-partition topic whose keys were FNV-routed, verify-crc gives
 // the key-routing hint (a note: exit 0), recover has nothing to do, and
 // read shows the shifted key and value.
 func TestCorruptionMatrixKeyLenFlip(t *testing.T) {

@@ -14,10 +14,11 @@ import (
 // BenchmarkRecordWriter prints records as `read --format F > /dev/null`
 // does, without the reading.
 func BenchmarkRecordWriter(b *testing.B) {
-	for _, f := range []string{"value", "raw", "json"} {
+	for _, name := range []string{"value", "raw", "json"} {
+		f, _ := outputFormats.lookup(name)
 		for _, size := range []int{100, 1024} {
 			r := logstore.Record{Record: format.Record{Offset: 123456, Timestamp: 1700000000123456789, Value: bytes.Repeat([]byte("v"), size-1)}}
-			b.Run(fmt.Sprintf("%s/value=%d", f, size), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/value=%d", name, size), func(b *testing.B) {
 				w := recordWriter{out: bufio.NewWriterSize(io.Discard, 64<<10), format: f, topic: "t"}
 				b.SetBytes(int64(len(r.Value)))
 				b.ReportAllocs()

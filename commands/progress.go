@@ -9,23 +9,25 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
 
-// progressBar is a long job's progress bar (CLI.md): on stderr, only when
-// it is a terminal, the job has run for a second, and neither --quiet nor
-// --no-progress was given.
+// progressBar is a long job's progress bar (docs/cli.md, Output streams):
+// on stderr, only when it is a terminal, the job has run for
+// --progress-after, and neither --quiet nor --no-progress was given.
 type progressBar struct {
 	w       io.Writer
 	name    string
 	enabled bool
 	start   time.Time
+	after   time.Duration // drawn from start+after on
 	bar     *progressbar.ProgressBar
 	unit    string // counted in these ("segments"); "": bytes
 }
 
 func newProgressBar(e *env, name string) *progressBar {
-	b := &progressBar{w: e.stderr, name: name, start: time.Now()}
+	b := &progressBar{w: e.stderr, name: name, start: time.Now(), after: e.progressAfter}
 	if f, ok := e.stderr.(*os.File); ok && !e.quiet && !e.noProgress {
 		b.enabled = term.IsTerminal(int(f.Fd()))
 	}
@@ -51,7 +53,7 @@ func (b *progressBar) update(done, total int64) {
 		// Made at once, so that its rate counts from the start, and drawn
 		// from the second second on.
 		opts := []progressbar.Option{
-			progressbar.OptionSetWriter(lateWriter{w: b.w, from: b.start.Add(progressAfter())}),
+			progressbar.OptionSetWriter(lateWriter{w: b.w, from: b.start.Add(b.after)}),
 			progressbar.OptionSetDescription(b.name),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionThrottle(100 * time.Millisecond)}
@@ -68,20 +70,21 @@ func (b *progressBar) update(done, total int64) {
 	_ = b.bar.Set64(min(done, total))
 }
 
-// progressAfterEnv (a Go duration) changes how long a job runs before
-// its bar shows, for tests only: their jobs are too quick to be long.
-const progressAfterEnv = "SEGLOG_PROGRESS_AFTER"
-
 // progressCommands are the commands that draw progress bars.
 var progressCommands = []string{"append", "verify-crc", "recover", "retention-sweep", "copy-partition", "import-partition", "kafka export", "kafka import"}
 
-// progressAfter is how long a job runs before its bar shows: a second,
-// unless progressAfterEnv says otherwise.
-func progressAfter() time.Duration {
-	if d, err := time.ParseDuration(os.Getenv(progressAfterEnv)); err == nil && d >= 0 {
-		return d
+// progressAfterName is the global flag saying how long a job runs before
+// its bar shows: a second, so that a quick job shows none; tests, whose
+// jobs are all quick, make it 0.
+const progressAfterName = "progress-after"
+
+// progressAfterFlag parses --progress-after.
+func progressAfterFlag(c *cli.Context) (time.Duration, error) {
+	d, err := parseDuration(c.String(progressAfterName))
+	if err != nil {
+		return 0, usagef("--%s: %v", progressAfterName, err)
 	}
-	return time.Second
+	return d, nil
 }
 
 // lateWriter drops what is written to it before from: a short run

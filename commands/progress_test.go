@@ -163,16 +163,17 @@ func TestProgressTTYLongCopy(t *testing.T) {
 }
 
 // The jobs this file's bars were added to draw one on a terminal. They
-// are quick here, so the bar is told to show at once.
+// are quick here, so the bar is told to show at once: by --progress-after
+// (before or after the command name) or its environment variable.
 func TestProgressTTYJobs(t *testing.T) {
 	now := []string{"SEGLOG_PROGRESS_AFTER=0s"}
 	dir := newTopic(t, 3)
 	t.Run("append", func(t *testing.T) {
-		r := runOnTty(t, now, bigInput(t, 50000), "-d", dir, "append", "t", "--key-delimiter", ":", "--sync", "never")
+		r := runOnTty(t, nil, bigInput(t, 50000), "-d", dir, "--progress-after", "0s", "append", "t", "--key-delimiter", ":", "--sync", "never")
 		wantBar(t, r, "append", "appended 50000 records to t")
 	})
 	t.Run("recover", func(t *testing.T) {
-		r := runOnTty(t, now, nil, "-d", dir, "recover", "t")
+		r := runOnTty(t, nil, nil, "-d", dir, "recover", "t", "--progress-after=0s")
 		wantBar(t, r, "recover", "")
 		if !strings.Contains(r.stdout, "3 partitions checked, nothing to do") {
 			t.Fatalf("no summary on stdout: %q", r.stdout)
@@ -230,4 +231,36 @@ func TestProgressNotDrawn(t *testing.T) {
 			}
 		}
 	})
+}
+
+// --progress-after is a duration of 0 or more, from the flag or from
+// SEGLOG_PROGRESS_AFTER (the flag wins); anything else is a usage error
+// before any command runs.
+func TestProgressAfterFlag(t *testing.T) {
+	dir := newTopic(t, 1)
+	for _, args := range [][]string{
+		{"--progress-after", "soon", "append", "t"},
+		{"append", "t", "--progress-after", "-1s"},
+		{"--progress-after", "", "append", "t"},
+	} {
+		r := runIn(t, dir, strings.NewReader("lost\n"), args...)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("seglog %q: exit %d, stdout %q; want %d and no output", args, r.code, r.stdout, exitUsage)
+		}
+		wantOneErrorLine(t, r.stderr, "--progress-after", "invalid duration")
+	}
+	if out := mustRun(t, dir, "", "read", "t").stdout; out != "" {
+		t.Errorf("a refused command line appended %q", out)
+	}
+	mustRun(t, dir, "kept\n", "append", "t", "--progress-after", "2s")
+	if out := mustRun(t, dir, "", "read", "t").stdout; out != "kept\n" {
+		t.Errorf("read after append with --progress-after 2s: %q", out)
+	}
+	t.Setenv("SEGLOG_PROGRESS_AFTER", "later")
+	r := runIn(t, dir, strings.NewReader("lost\n"), "append", "t")
+	if r.code != exitUsage {
+		t.Errorf("SEGLOG_PROGRESS_AFTER=later: exit %d, want %d", r.code, exitUsage)
+	}
+	wantOneErrorLine(t, r.stderr, "--progress-after", `"later"`)
+	mustRun(t, dir, "flag wins\n", "append", "t", "--progress-after", "0s")
 }

@@ -18,12 +18,19 @@ import (
 )
 
 type quarantineOptions struct {
-	action    string   // list or purge
+	purge     bool     // the action: purge, not list
 	topics    []string // none: every topic
 	partition int      // -1: all
 	olderThan time.Duration
 	dryRun    bool
 	json      bool
+}
+
+// quarantineActions are quarantine's actions, its first argument when it
+// names one: whether it purges. The first is the default.
+var quarantineActions = choices[bool]{
+	{"list", false, ""},
+	{"purge", true, ""},
 }
 
 // quarantineCommand takes its action as the first argument rather than as
@@ -33,7 +40,7 @@ func quarantineCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "quarantine",
 		Usage:     "list or purge the bytes recover and append cut and saved",
-		ArgsUsage: "[list|purge] [TOPIC...]",
+		ArgsUsage: "[" + strings.Join(quarantineActions.names(), "|") + "] [TOPIC...]",
 		Description: "Bytes seglog cuts from a segment (a torn tail, a segment split by\n" +
 			"recover --salvage) are first saved to <data-dir>/.quarantine/<topic>/<partition>/,\n" +
 			"each with a JSON note saying which file and bytes they came from, when and why.\n\n" +
@@ -58,9 +65,11 @@ func quarantineCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
-			o := quarantineOptions{action: "list", partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
-			if len(args) > 0 && (args[0] == "list" || args[0] == "purge") {
-				o.action, args = args[0], args[1:]
+			o := quarantineOptions{partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
+			if len(args) > 0 {
+				if purge, ok := quarantineActions.lookup(args[0]); ok {
+					o.purge, args = purge, args[1:]
+				}
 			}
 			o.topics = args
 			if err := checkTargetNames(o.topics, false); err != nil {
@@ -69,7 +78,7 @@ func quarantineCommand() *cli.Command {
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
-			if o.action == "list" && (c.IsSet("older-than") || o.dryRun) {
+			if !o.purge && (c.IsSet("older-than") || o.dryRun) {
 				return usagef("--older-than and --dry-run are for 'seglog quarantine purge'")
 			}
 			if c.IsSet("older-than") {
@@ -112,7 +121,7 @@ func runQuarantine(e *env, o quarantineOptions) error {
 		}
 		entries = append(entries, es...)
 	}
-	if o.action == "list" {
+	if !o.purge {
 		var err error
 		switch {
 		case o.json:

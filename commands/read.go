@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -18,60 +17,6 @@ import (
 	"github.com/seglog/seglog/logstore"
 )
 
-// offsetSpec is where reading starts in each partition.
-type offsetSpec struct {
-	kind string // "beginning", "end", "at" (absolute), "last" (the last n)
-	n    uint64
-}
-
-func parseOffset(s string) (offsetSpec, error) {
-	switch s {
-	case "beginning", "end":
-		return offsetSpec{kind: s}, nil
-	}
-	last := strings.HasPrefix(s, "-")
-	digits := strings.TrimPrefix(s, "-")
-	n, err := strconv.ParseUint(digits, 10, 64)
-	if err != nil || !isDecimal(digits) {
-		return offsetSpec{}, usagef("--offset must be N, -N (decimal, no leading zeros), beginning or end, not %q", s)
-	}
-	if last {
-		return offsetSpec{kind: "last", n: n}, nil
-	}
-	return offsetSpec{kind: "at", n: n}, nil
-}
-
-// start resolves the spec against the bounds of the partition called name.
-// start is the first offset to read of a partition holding e; none: the
-// spec names nothing there (the end of a full partition, after which no
-// offset exists). last finds where the partition's last n valid records
-// start (logstore.Partition.StartOfLast); nil takes its last n offsets.
-func (o offsetSpec) start(name string, e logstore.Extent, last func(logstore.Extent, uint64) (uint64, error)) (from uint64, none bool, err error) {
-	switch o.kind {
-	case "end":
-		return e.Next, e.Full, nil
-	case "last":
-		if last == nil {
-			return e.LastN(o.n), false, nil
-		}
-		from, err := last(e, o.n)
-		return from, false, err
-	case "at":
-		if o.n < e.Start || o.n > e.Next {
-			return 0, false, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: e.Start, Next: e.Next}
-		}
-		return o.n, false, nil
-	}
-	return e.Start, false, nil
-}
-
-// errFullPartition refuses, for a command that bounds a partition by the
-// offset after its last record, a partition where there is none.
-func errFullPartition(name, command string) error {
-	return fmt.Errorf("partition %s is full: its last record has offset %d, the last there is, and %s needs an offset after it; read it with 'seglog read' (--offset -N for the last N)",
-		name, uint64(math.MaxUint64), command)
-}
-
 type readOptions struct {
 	topic       string // or a partition directory, when it holds a '/'
 	partition   int    // -1: all
@@ -80,7 +25,7 @@ type readOptions struct {
 	until       *int64
 	key         []byte // nil: any
 	count       int64  // -1: no limit
-	format      string // value, json, dump, raw or template
+	format      outputFormat
 	template    template
 	skipCorrupt bool
 	group       groupOptions
@@ -144,7 +89,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "stop before the first record after `TIME`"},
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
-			&cli.StringFlag{Name: "format", Value: "value", Usage: "`FORMAT`: value (the value and a newline), json (one object a line), dump (forensic: position, size, crc, escaped key and value), raw (values, nothing added)"},
+			formatFlag(),
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),
@@ -201,69 +146,6 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 		*f.dst = &ns
 	}
 	return o, nil
-}
-
-// partitionRef is a partition to read and how output names it.
-type partitionRef struct {
-	topic     string
-	partition int
-	open      func() (*logstore.Partition, error)
-	file      bool // a lone segment file
-}
-
-// readTargets lists the partitions a read covers, in order: of a topic,
-// a topic directory named by path, a partition directory, or a lone
-// segment file.
-func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
-	if strings.Contains(topic, "/") {
-		dir, kind, err := classifyPath(topic)
-		if err != nil {
-			return nil, err
-		}
-		if kind == topicPath {
-			t, err := logstore.OpenTopicDir(dir)
-			if err != nil {
-				return nil, err
-			}
-			return topicRefs(t, partition, func(p int) (*logstore.Partition, error) {
-				return logstore.OpenPartitionDir(t.PartitionDir(p), t.PartitionDir(p))
-			})
-		}
-		topic, c, err := pathCovered(dir, kind, partition)
-		if err != nil {
-			return nil, err
-		}
-		return []partitionRef{{topic: topic, partition: c.number, open: c.open, file: c.file}}, nil
-	}
-	store := logstore.Open(e.dataDir)
-	t, err := store.Topic(topic)
-	if errors.Is(err, logstore.ErrTopicNotFound) {
-		return nil, missingTopic(err, e.dataDir, "seglog create "+topic)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// By its directory: the topic was looked at once above, not again per
-	// partition (a topic of 10 000 partitions would list its directory
-	// 10 000 times).
-	return topicRefs(t, partition, func(p int) (*logstore.Partition, error) {
-		return logstore.OpenPartitionDir(t.PartitionDir(p), topic+"/"+strconv.Itoa(p))
-	})
-}
-
-// topicRefs lists partition of t, or all of them when it is -1.
-func topicRefs(t *logstore.Topic, partition int, open func(p int) (*logstore.Partition, error)) ([]partitionRef, error) {
-	if partition >= t.Partitions {
-		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", t.Name, t.Partitions-1, partition, logstore.ErrPartitionNotFound)
-	}
-	var refs []partitionRef
-	for p := 0; p < t.Partitions; p++ {
-		if partition >= 0 && p != partition {
-			continue
-		}
-		refs = append(refs, partitionRef{topic: t.Name, partition: p, open: func() (*logstore.Partition, error) { return open(p) }})
-	}
-	return refs, nil
 }
 
 // errStopped ends a read stopped by a signal (with --group) or by stdout
@@ -476,7 +358,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			if o.skipCorrupt && errors.As(it.Err(), &ce) {
 				e.warn("skipping %s", errorLine(ce))
 				more := it.SkipCorrupt()
-				if sk := it.Skipped(); o.format == "dump" && sk.Damage != nil && sk.Damage == ce.Damage {
+				if sk := it.Skipped(); o.format == formatDump && sk.Damage != nil && sk.Damage == ce.Damage {
 					if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
 						return n, err
 					}

@@ -88,59 +88,13 @@ func recoverCommand() *cli.Command {
 	}
 }
 
-// blockWriter writes blocks of output (a topic's tables) as they are
-// done, separated by blank lines; nothing when the output is one JSON
-// document at the end.
-type blockWriter struct {
-	w      io.Writer
-	json   bool
-	blocks int // written so far
-}
-
-func (bw *blockWriter) emit(b *bytes.Buffer) error {
-	if bw.json || b.Len() == 0 {
-		return nil
-	}
-	if bw.blocks > 0 {
-		if _, err := io.WriteString(bw.w, "\n"); err != nil {
-			return err
-		}
-	}
-	bw.blocks++
-	_, err := bw.w.Write(b.Bytes())
-	return err
-}
-
-// lockWaitFlags reads --wait and --wait-timeout.
-func lockWaitFlags(c *cli.Context) (time.Duration, error) {
-	switch {
-	case c.Bool("wait") && c.IsSet("wait-timeout"):
-		return 0, usagef("--wait and --wait-timeout exclude each other")
-	case c.Bool("wait"):
-		return logstore.WaitForever, nil
-	case c.IsSet("wait-timeout"):
-		d, err := parseDuration(c.String("wait-timeout"))
-		if err != nil {
-			return 0, usagef("--wait-timeout: %v", err)
-		}
-		return max(d, time.Nanosecond), nil // 0 would mean the default
-	}
-	return 0, nil
-}
-
 // recoverRun gathers what a recover run did, for the output.
 type recoverRun struct {
 	o         recoverOptions
 	leftovers []logstore.RecoverLeftover // of the data directory and the topics
 	reports   []logstore.RecoverReport
-	skipped   []recoverSkip
+	skipped   []skippedTarget
 	probs     problems // runtime errors: exit 1
-}
-
-type recoverSkip struct {
-	topic     string
-	partition int // -1: the whole topic
-	err       error
 }
 
 func runRecover(e *env, o recoverOptions) error {
@@ -194,7 +148,7 @@ func runRecover(e *env, o recoverOptions) error {
 		var locked *logstore.LockedError
 		switch {
 		case err != nil && every && errors.As(err, &locked):
-			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: err})
+			run.skipped = append(run.skipped, skippedTarget{topic: topic, partition: -1, err: err})
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
@@ -207,7 +161,7 @@ func runRecover(e *env, o recoverOptions) error {
 		run.leftovers = append(run.leftovers, tr.Leftovers...)
 		for _, f := range tr.Failed {
 			if every && errors.As(f.Err, &locked) {
-				run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: f.Partition, err: f.Err})
+				run.skipped = append(run.skipped, skippedTarget{topic: topic, partition: f.Partition, err: f.Err})
 				e.warn("skipped partition %s/%d: %s", topic, f.Partition, errorLine(f.Err))
 				continue
 			}
@@ -321,23 +275,6 @@ func (run *recoverRun) summary() string {
 		line += " (dry run: nothing was changed)"
 	}
 	return line
-}
-
-// lockAdvice adds how to wait to a lock error.
-func lockAdvice(err error, wait time.Duration) error {
-	var locked *logstore.LockedError
-	if errors.As(err, &locked) && wait != logstore.WaitForever {
-		return fmt.Errorf("%w; use --wait or --wait-timeout to wait for it", err)
-	}
-	return err
-}
-
-// relPath shows a path under the data directory relative to it.
-func relPath(dataDir, path string) string {
-	if r, err := filepath.Rel(dataDir, path); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return path
 }
 
 // writeLeftoverLine tells what became of a leftover; one left in place
@@ -486,7 +423,7 @@ type recoverJSON struct {
 	Salvage    bool                   `json:"salvage"`
 	Leftovers  []leftoverJSON         `json:"leftovers"`
 	Partitions []recoverPartitionJSON `json:"partitions"`
-	Skipped    []recoverSkipJSON      `json:"skipped"`
+	Skipped    []skippedTargetJSON    `json:"skipped"`
 	Errors     []string               `json:"errors"`
 }
 
@@ -537,12 +474,6 @@ type recoverCutJSON struct {
 	HardLink bool    `json:"hard_linked"`
 }
 
-type recoverSkipJSON struct {
-	Topic     string `json:"topic"`
-	Partition *int   `json:"partition"` // null: the whole topic
-	Reason    string `json:"reason"`
-}
-
 func leftoversJSON(left []logstore.RecoverLeftover, dryRun bool) []leftoverJSON {
 	out := []leftoverJSON{}
 	for _, l := range left {
@@ -560,7 +491,7 @@ func leftoversJSON(left []logstore.RecoverLeftover, dryRun bool) []leftoverJSON 
 
 func writeRecoverJSON(w io.Writer, run *recoverRun) error {
 	doc := recoverJSON{DryRun: run.o.dryRun, Salvage: run.o.salvage, Leftovers: leftoversJSON(run.leftovers, run.o.dryRun),
-		Partitions: []recoverPartitionJSON{}, Skipped: []recoverSkipJSON{}, Errors: []string{}}
+		Partitions: []recoverPartitionJSON{}, Skipped: []skippedTargetJSON{}, Errors: []string{}}
 	for _, rep := range run.reports {
 		pj := recoverPartitionJSON{Topic: rep.Topic, Partition: rep.Partition, Dir: rep.Dir, Next: rep.Next, Changed: rep.Changed(),
 			Segments: []recoverSegmentJSON{}, Leftovers: leftoversJSON(rep.Leftovers, rep.DryRun),
@@ -596,7 +527,7 @@ func writeRecoverJSON(w io.Writer, run *recoverRun) error {
 		doc.Partitions = append(doc.Partitions, pj)
 	}
 	for _, s := range run.skipped {
-		sk := recoverSkipJSON{Topic: s.topic, Reason: errorLine(s.err)}
+		sk := skippedTargetJSON{Topic: s.topic, Reason: errorLine(s.err)}
 		if s.partition >= 0 {
 			p := s.partition
 			sk.Partition = &p

@@ -137,7 +137,7 @@ func sweepFlags(c *cli.Context) (sweepOptions, error) {
 type sweepRun struct {
 	o       sweepOptions
 	topics  []logstore.TopicSweep
-	skipped []recoverSkip
+	skipped []skippedTarget
 	probs   problems // runtime errors: exit 1
 	times   timeFormatter
 }
@@ -184,7 +184,7 @@ func runSweep(e *env, o sweepOptions) error {
 		case err != nil && every && errors.Is(err, logstore.ErrNoRetention):
 			// Over every topic, a topic nobody set a retention for is one
 			// to keep whole, not a failure.
-			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: errors.New("no retention set")})
+			run.skipped = append(run.skipped, skippedTarget{topic: topic, partition: -1, err: errors.New("no retention set")})
 			if !e.quiet {
 				fmt.Fprintf(&b, "topic %s: skipped, no retention set\n", topic)
 			}
@@ -193,7 +193,7 @@ func runSweep(e *env, o sweepOptions) error {
 			}
 			continue
 		case err != nil && every && errors.As(err, &locked):
-			run.skipped = append(run.skipped, recoverSkip{topic: topic, partition: -1, err: err})
+			run.skipped = append(run.skipped, skippedTarget{topic: topic, partition: -1, err: err})
 			e.warn("skipped topic %s: %s", topic, errorLine(err))
 			continue
 		case err != nil && every && errors.Is(err, logstore.ErrPartitionNotFound) && o.partition >= 0:
@@ -493,7 +493,7 @@ type sweepJSON struct {
 	Now        string               `json:"now"`
 	NowNS      int64                `json:"now_ns"`
 	Partitions []sweepPartitionJSON `json:"partitions"`
-	Skipped    []recoverSkipJSON    `json:"skipped"`
+	Skipped    []skippedTargetJSON  `json:"skipped"`
 	Errors     []string             `json:"errors"`
 	Totals     sweepTotalsJSON      `json:"totals"`
 }
@@ -541,7 +541,7 @@ type sweepTotalsJSON struct {
 
 func (run *sweepRun) writeJSON(w io.Writer) error {
 	doc := sweepJSON{DryRun: run.o.dryRun, Now: run.stamp(run.o.now.UnixNano()), NowNS: run.o.now.UnixNano(),
-		Partitions: []sweepPartitionJSON{}, Skipped: []recoverSkipJSON{}, Errors: []string{}}
+		Partitions: []sweepPartitionJSON{}, Skipped: []skippedTargetJSON{}, Errors: []string{}}
 	for _, ts := range run.topics {
 		for _, p := range ts.Partitions {
 			pj := sweepPartitionJSON{Topic: p.Topic, Partition: p.Partition, Dir: p.Dir, Start: p.Start, Next: p.Next,
@@ -584,7 +584,7 @@ func (run *sweepRun) writeJSON(w io.Writer) error {
 		}
 	}
 	for _, s := range run.skipped {
-		doc.Skipped = append(doc.Skipped, recoverSkipJSON{Topic: s.topic, Reason: errorLine(s.err)})
+		doc.Skipped = append(doc.Skipped, skippedTargetJSON{Topic: s.topic, Reason: errorLine(s.err)})
 	}
 	for _, err := range run.probs {
 		doc.Errors = append(doc.Errors, errorLine(err))

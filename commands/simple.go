@@ -67,7 +67,7 @@ type simpleRecordWriter struct {
 	recordWriter
 }
 
-func newSimpleRecordWriter(out *bufio.Writer, format string, tmpl template, topic string) *simpleRecordWriter {
+func newSimpleRecordWriter(out *bufio.Writer, format outputFormat, tmpl template, topic string) *simpleRecordWriter {
 	parts := make([]templatePart, len(tmpl.parts))
 	for i, p := range tmpl.parts {
 		if p.verb == 'T' || p.verb == 'c' {
@@ -80,7 +80,7 @@ func newSimpleRecordWriter(out *bufio.Writer, format string, tmpl template, topi
 
 func (w *simpleRecordWriter) write(r logstore.SimpleRecord) error {
 	switch w.format {
-	case "json":
+	case formatJSON:
 		b := append(w.out.AvailableBuffer(), `{"topic":`...)
 		b = appendJSONString(b, []byte(w.topic))
 		b = append(b, `,"partition":0,"offset":`...)
@@ -92,7 +92,7 @@ func (w *simpleRecordWriter) write(r logstore.SimpleRecord) error {
 		}
 		_, err = w.out.Write(append(b, "}\n"...))
 		return err
-	case "dump":
+	case formatDump:
 		b := append(w.out.AvailableBuffer(), "offset="...)
 		b = strconv.AppendUint(b, r.Offset, 10)
 		b = append(b, " pos="...)
@@ -109,7 +109,7 @@ func (w *simpleRecordWriter) write(r logstore.SimpleRecord) error {
 type simpleReadOptions struct {
 	offset      offsetSpec
 	count       int64 // -1: no limit
-	format      string
+	format      outputFormat
 	template    template
 	skipCorrupt bool
 }

@@ -642,8 +642,8 @@ func stressKey(w *stressWriter, seq int64) string {
 	return fmt.Sprintf("k%d.%d", w.id, (seq*31+int64(w.id))%23)
 }
 
-// stressRoute is the partition FNV-1a-32(key) % n picks (SPEC §4),
-// computed here independently of the code under test.
+// stressRoute is the partition FNV-1a-32(key) % n picks (docs/format.md
+// §5), computed here independently of the code under test.
 func stressRoute(key string, n int) int {
 	h := fnv.New32a()
 	h.Write([]byte(key))
@@ -790,7 +790,8 @@ func (s *stress) summary(p *stressProc, w *stressWriter, c *stressCall, stderr s
 }
 
 // foreignLoop writes, now and then, one record to its partition as
-// another program following the format would (a broker, SPEC intro):
+// another program following the format would (a broker, docs/format.md's
+// introduction):
 // under the partition's writer lock, the .log bytes in two writes with a
 // pause between, then the index entries. Meanwhile verify-crc must take
 // the half-written record for one being written (a note: its writer holds
@@ -1511,7 +1512,7 @@ func stressUnexpected(stderr string) string {
 
 // TestStressTailBehindSweep: tail -f printing a long -n backlog into a
 // pipe nobody drains for a while, while a sweep deletes the segments it
-// has not printed yet. Like a follower (SPEC §5), it warns naming the
+// has not printed yet. Like a follower (docs/format.md §6), it warns naming the
 // offsets removed and goes on at the new start, then follows; it used to
 // end with status 1 ("no longer available").
 func TestStressTailBehindSweep(t *testing.T) {
@@ -1929,7 +1930,7 @@ func stressListingRound(t *testing.T, store *logstore.Store, topic string, d tim
 }
 
 // TestStressAppendSIGTERMKeepsWhatItRead: SIGTERM stops append part-way
-// through a long stdin; it must append every line it has read (SPEC §4)
+// through a long stdin; it must append every line it has read (docs/format.md §5)
 // and nothing more: a final partial line is dropped, with a warning
 // counting its bytes. Stdin is a file whose offset append shares with the
 // test, so the test knows exactly what was read.

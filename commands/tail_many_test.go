@@ -103,21 +103,19 @@ func tmTopic(t *testing.T, parts int, raw bool, stamp func(*rand.Rand) int64) (s
 func TestTailNewestCut(t *testing.T) {
 	now, around1970 := func(r *rand.Rand) int64 { return 1700000000000000000 + int64(r.IntN(12)) },
 		func(r *rand.Rand) int64 { return int64(r.IntN(12)-6) * 1e9 }
-	defer func(was int64) { tailHeapMax = was }(tailHeapMax)
 	for _, c := range []struct {
 		name  string
 		raw   bool
 		stamp func(*rand.Rand) int64
 	}{{"appended", false, now}, {"around 1970", true, around1970}} {
 		dir, all := tmTopic(t, 4, c.raw, c.stamp)
-		for _, heapMax := range []int64{1 << 16, 0} {
-			tailHeapMax = heapMax
+		for _, heapMax := range []int64{tailHeapMax, 0} {
 			for n := 1; n <= len(all)+3; n++ {
 				var want strings.Builder
 				for _, k := range all[max(len(all)-n, 0):] {
 					fmt.Fprintf(&want, "%d/%d\n", k.partition, k.offset)
 				}
-				if got := mustRun(t, dir, "", "tail", "t", "-n", strconv.Itoa(n)).stdout; got != want.String() {
+				if got := runTuned(t, tuning{tailHeapMax: heapMax}, dir, "tail", "t", "-n", strconv.Itoa(n)).stdout; got != want.String() {
 					t.Fatalf("%s, heap max %d: tail -n %d:\n%s\nwant:\n%s", c.name, heapMax, n, got, want.String())
 				}
 			}

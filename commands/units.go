@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// sizeUnits maps CLI.md's size suffixes to multipliers: bare letters and
-// IEC names are binary, kB/MB/GB/TB decimal.
+// sizeUnits maps the size suffixes of docs/cli.md (Values) to
+// multipliers: bare letters and IEC names are binary, kB/MB/GB/TB decimal.
 var sizeUnits = map[string]int64{
 	"": 1, "b": 1, "B": 1,
 	"k": 1 << 10, "K": 1 << 10, "KiB": 1 << 10, "kB": 1000,
@@ -95,10 +95,11 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// timeFormatter prints timestamps as CLI.md fixes them: RFC 3339, UTC,
-// always nine fraction digits, so they sort as text. Records come in time
-// order, so it keeps the date and time of day of the last second it
-// formatted: a full time.Format cost more than the rest of a JSON line.
+// timeFormatter prints timestamps as docs/cli.md (Values) fixes them:
+// RFC 3339, UTC, always nine fraction digits, so they sort as text.
+// Records come in time order, so it keeps the date and time of day of the
+// last second it formatted: a full time.Format cost more than the rest of
+// a JSON line.
 type timeFormatter struct {
 	sec     int64
 	prefix  []byte // "2006-01-02T15:04:05." for sec
@@ -113,7 +114,7 @@ func (f *timeFormatter) append(dst []byte, ns int64) []byte {
 }
 
 // appendJSON appends `"name":"<RFC 3339>","name_ns":<ns>`, a time as
-// CLI.md's JSON gives it. After a positive second, ns in decimal is that
+// docs/cli.md's JSON gives it. After a positive second, ns in decimal is that
 // second's digits then the fraction's: no 19-digit number formatted per
 // record (a tenth of `read --format json`).
 func (f *timeFormatter) appendJSON(dst []byte, name string, ns int64) []byte {
@@ -152,8 +153,8 @@ func (f *timeFormatter) fraction(ns int64) (digits [9]byte) {
 	return digits
 }
 
-// parseTime parses CLI.md's times: RFC 3339, or a duration meaning that long
-// before now ("2h", "7d").
+// parseTime parses the times of docs/cli.md (Values): RFC 3339, or a
+// duration meaning that long before now ("2h", "7d").
 func parseTime(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
@@ -176,4 +177,21 @@ func unixNanoClamped(t time.Time) int64 {
 		return math.MaxInt64
 	}
 	return t.UnixNano()
+}
+
+// humanSize prints a byte count in binary units, one decimal: "1.2 GiB".
+func humanSize(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	unit := ""
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		v /= 1024
+		unit = u
+		if v < 1023.95 { // would print as 1024.0
+			break
+		}
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
 }

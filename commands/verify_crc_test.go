@@ -101,7 +101,7 @@ func TestVerifyCRCClean(t *testing.T) {
 	}
 }
 
-// TestVerifyCRCExitCodes checks the exact exit status (CLI.md): 0 clean or
+// TestVerifyCRCExitCodes checks the exact exit status (docs/cli.md): 0 clean or
 // notes only, 3 problems, 1 a check that could not finish (even with
 // problems), 2 usage.
 func TestVerifyCRCExitCodes(t *testing.T) {
@@ -366,7 +366,7 @@ func TestVerifyCRCJobsAndTargets(t *testing.T) {
 // cleared before the summary.
 func TestVerifyCRCProgressBar(t *testing.T) {
 	var buf bytes.Buffer
-	b := &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now()}
+	b := &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now(), after: time.Second}
 	b.update(10, 100)
 	b.update(50, 100)
 	b.clear()
@@ -374,7 +374,7 @@ func TestVerifyCRCProgressBar(t *testing.T) {
 	if buf.Len() != 0 {
 		t.Errorf("drawn before a second: %q", buf.String())
 	}
-	b = &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now().Add(-2 * time.Second)}
+	b = &progressBar{w: &buf, name: "verify-crc", enabled: true, start: time.Now().Add(-2 * time.Second), after: time.Second}
 	b.update(50, 100)
 	if !strings.Contains(buf.String(), "verify-crc") || !strings.Contains(buf.String(), "50%") {
 		t.Errorf("bar after a second: %q", buf.String())

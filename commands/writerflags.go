@@ -13,37 +13,26 @@ import (
 // (append, import): when to sync, and whether to wait for another writer.
 func writerFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "sync", Value: "exit", Usage: "`MODE`: exit (fdatasync on roll and exit), batch (also the .log after every batch), never"},
+		syncModes.flag("sync", "exit", "`MODE`"),
 		&cli.BoolFlag{Name: "wait", Usage: "wait for a partition another writer holds, without limit"},
 		&cli.StringFlag{Name: "wait-timeout", Usage: "wait at most `DURATION` for a partition another writer holds", DefaultText: "2s"},
 	}
 }
 
+// syncModes are the values of --sync.
+var syncModes = choices[logstore.SyncMode]{
+	{"exit", logstore.SyncExit, "fdatasync on roll and exit"},
+	{"batch", logstore.SyncBatch, "also the .log after every batch"},
+	{"never", logstore.SyncNever, ""},
+}
+
 // writerOptionsFrom parses writerFlags.
 func writerOptionsFrom(c *cli.Context) (sync logstore.SyncMode, lockWait time.Duration, err error) {
-	switch c.String("sync") {
-	case "exit":
-		sync = logstore.SyncExit
-	case "batch":
-		sync = logstore.SyncBatch
-	case "never":
-		sync = logstore.SyncNever
-	default:
-		return 0, 0, usagef("--sync must be exit, batch or never, not %q", c.String("sync"))
+	if sync, err = parseChoice(c, "sync", syncModes); err != nil {
+		return 0, 0, err
 	}
-	switch {
-	case c.Bool("wait") && c.IsSet("wait-timeout"):
-		return 0, 0, usagef("--wait and --wait-timeout exclude each other")
-	case c.Bool("wait"):
-		lockWait = logstore.WaitForever
-	case c.IsSet("wait-timeout"):
-		d, err := parseDuration(c.String("wait-timeout"))
-		if err != nil {
-			return 0, 0, usagef("--wait-timeout: %v", err)
-		}
-		lockWait = max(d, time.Nanosecond) // 0 would mean the default
-	}
-	return sync, lockWait, nil
+	lockWait, err = lockWaitFlags(c)
+	return sync, lockWait, err
 }
 
 // appendTarget is the topic a command appends to, and what --create

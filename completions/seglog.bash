@@ -19,22 +19,22 @@ _seglog_reply() {
 
 _seglog_value_flags() {
     case $1 in
-    create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
-    append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
-    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
-    tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d ' ;;
-    describe) echo ' --partition -p --width --data-dir -d ' ;;
-    dump-index) echo ' --partition -p --segment -s --kind --data-dir -d ' ;;
-    verify-crc) echo ' --partition -p --jobs -j --data-dir -d ' ;;
-    recover) echo ' --partition -p --wait-timeout --data-dir -d ' ;;
-    retention-sweep) echo ' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d ' ;;
-    quarantine) echo ' --partition -p --older-than --data-dir -d ' ;;
-    copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d ' ;;
-    import-partition) echo ' --wait-timeout --data-dir -d ' ;;
-    import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d ' ;;
-    kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
-    kafka-import) echo ' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d ' ;;
-    *) echo ' --data-dir -d ' ;;
+    create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
+    tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
+    describe) echo ' --partition -p --width --data-dir -d --progress-after ' ;;
+    dump-index) echo ' --partition -p --segment -s --kind --data-dir -d --progress-after ' ;;
+    verify-crc) echo ' --partition -p --jobs -j --data-dir -d --progress-after ' ;;
+    recover) echo ' --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
+    retention-sweep) echo ' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
+    quarantine) echo ' --partition -p --older-than --data-dir -d --progress-after ' ;;
+    copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
+    import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
+    import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
+    kafka-import) echo ' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
+    *) echo ' --data-dir -d --progress-after ' ;;
     esac
 }
 
@@ -52,7 +52,8 @@ _seglog_flag_value() {
     append:--delimiter|append:-D) : ;;
     append:--input) _seglog_reply 'lines
 json' ;;
-    append:--timestamps) : ;;
+    append:--timestamps) _seglog_reply 'input
+now' ;;
     append:--partitions) : ;;
     append:--max-message-bytes) : ;;
     append:--sync) _seglog_reply 'exit
@@ -112,7 +113,8 @@ both' ;;
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     import:--partitions) : ;;
-    import:--timestamps) : ;;
+    import:--timestamps) _seglog_reply 'now
+mtime' ;;
     import:--sync) _seglog_reply 'exit
 batch
 never' ;;
@@ -164,32 +166,33 @@ scram-sha-512' ;;
     kafka-import:--dial-timeout) : ;;
     kafka-import:--request-timeout) : ;;
     *:--data-dir|*:-d) COMPREPLY=($(compgen -d -- "$cur")) ;;
+    *:--progress-after) : ;;
     *) return 1 ;;
     esac
 }
 
 _seglog_flags() {
     case $1 in
-    create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --help -h' ;;
-    topics) echo '--json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --help -h' ;;
-    copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --help -h' ;;
-    kafka) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
-    kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --help -h' ;;
-    version) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
-    completion) echo '--data-dir -d --quiet -q --no-progress --help -h' ;;
-    *) echo '--data-dir -d --quiet -q --no-progress --help -h --version -v' ;;
+    create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    topics) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    kafka) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    version) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    completion) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    *) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h --version -v' ;;
     esac
 }
 

@@ -57,37 +57,37 @@ end
 function __seglog_value_flags
     switch "$argv[1]"
         case create
-            printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case append
-            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case tail
-            printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d
+            printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
-            printf '%s\n' --partition -p --width --data-dir -d
+            printf '%s\n' --partition -p --width --data-dir -d --progress-after
         case dump-index
-            printf '%s\n' --partition -p --segment -s --kind --data-dir -d
+            printf '%s\n' --partition -p --segment -s --kind --data-dir -d --progress-after
         case verify-crc
-            printf '%s\n' --partition -p --jobs -j --data-dir -d
+            printf '%s\n' --partition -p --jobs -j --data-dir -d --progress-after
         case recover
-            printf '%s\n' --partition -p --wait-timeout --data-dir -d
+            printf '%s\n' --partition -p --wait-timeout --data-dir -d --progress-after
         case retention-sweep
-            printf '%s\n' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d
+            printf '%s\n' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after
         case quarantine
-            printf '%s\n' --partition -p --older-than --data-dir -d
+            printf '%s\n' --partition -p --older-than --data-dir -d --progress-after
         case copy-partition
-            printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d
+            printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after
         case import-partition
-            printf '%s\n' --wait-timeout --data-dir -d
+            printf '%s\n' --wait-timeout --data-dir -d --progress-after
         case import
-            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d
+            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case kafka-export
-            printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
+            printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after
         case kafka-import
-            printf '%s\n' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d
+            printf '%s\n' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after
         case '*'
-            printf '%s\n' --data-dir -d
+            printf '%s\n' --data-dir -d --progress-after
     end
 end
 
@@ -128,6 +128,7 @@ complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
 complete -c seglog -n 'true' -l no-progress -d 'never draw progress bars'
+complete -c seglog -n 'true' -l progress-after -x -d 'draw a job\'s progress bar once it has run DURATION'
 
 # create
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a create -d 'create a topic'
@@ -146,9 +147,9 @@ complete -c seglog -n '__seglog_using append' -l key -s k -x -d 'give every reco
 complete -c seglog -n '__seglog_using append' -l key-delimiter -s K -x -d 'split each line at the first SEP into key and value'
 complete -c seglog -n '__seglog_using append' -l delimiter -s D -x -d 'messages end with D'
 complete -c seglog -n '__seglog_using append' -l null -s 0 -d 'messages end with a NUL byte'
-complete -c seglog -n '__seglog_using append' -l input -x -a 'lines json' -d 'FORMAT of stdin: lines, or json'
+complete -c seglog -n '__seglog_using append' -l input -x -a 'lines json' -d 'FORMAT of stdin: lines or json'
 complete -c seglog -n '__seglog_using append' -l keep-partition -d 'with --input json: append each record to the partition its line names'
-complete -c seglog -n '__seglog_using append' -l timestamps -x -d 'with --input json, WHEN records are stamped: input'
+complete -c seglog -n '__seglog_using append' -l timestamps -x -a 'input now' -d 'with --input json, WHEN records are stamped: input'
 complete -c seglog -n '__seglog_using append' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using append' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using append' -l max-message-bytes -x -d 'refuse a message longer than SIZE'
@@ -190,7 +191,7 @@ complete -c seglog -n '__seglog_using tail' -l F -d 'like -f, and wait for the t
 complete -c seglog -n '__seglog_using tail' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'only partition P'
 complete -c seglog -n '__seglog_using tail' -l count -s c -x -d 'stop after N records in all'
 complete -c seglog -n '__seglog_using tail' -l timeout -x -d 'with -f: stop after DURATION without a new record'
-complete -c seglog -n '__seglog_using tail' -l format -x -a 'value json dump raw' -d 'FORMAT: value, json, dump or raw'
+complete -c seglog -n '__seglog_using tail' -l format -x -a 'value json dump raw' -d 'FORMAT: value'
 complete -c seglog -n '__seglog_using tail' -l template -s t -x -d 'print each record as FMT'
 complete -c seglog -n '__seglog_using tail' -l skip-corrupt -d 'warn about a corrupt record and go on after it instead of failing'
 complete -c seglog -n '__seglog_using tail' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
@@ -300,7 +301,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import -d 'append every r
 complete -c seglog -n '__seglog_using import' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'append to partition P'
 complete -c seglog -n '__seglog_using import' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using import' -l partitions -x -d 'with --create: number of partitions N'
-complete -c seglog -n '__seglog_using import' -l timestamps -x -d 'WHEN records are stamped: now'
+complete -c seglog -n '__seglog_using import' -l timestamps -x -a 'now mtime' -d 'WHEN records are stamped: now'
 complete -c seglog -n '__seglog_using import' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using import' -l sync -x -a 'exit batch never' -d 'MODE: exit'
 complete -c seglog -n '__seglog_using import' -l wait -d 'wait for a partition another writer holds, without limit'
@@ -347,7 +348,7 @@ complete -c seglog -n '__seglog_using kafka-export; and not __seglog_using kafka
 
 # kafka import
 complete -c seglog -n '__seglog_using kafka-import' -l kafka-topic -x -d 'consume Kafka topic NAME'
-complete -c seglog -n '__seglog_using kafka-import' -l from -x -a 'beginning end' -d 'where a partition with no saved position starts: beginning or end'
+complete -c seglog -n '__seglog_using kafka-import' -l from -x -a 'beginning end' -d 'WHERE a partition with no saved position starts: beginning or end'
 complete -c seglog -n '__seglog_using kafka-import' -l reset -d 'forget the saved position and start as --from says'
 complete -c seglog -n '__seglog_using kafka-import' -l follow -s f -d 'then import new records as they are produced, until interrupted'
 complete -c seglog -n '__seglog_using kafka-import' -l no-drop-headers -d 'fail on a record with headers instead of dropping them'

@@ -1,0 +1,73 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// The summary copy-partition and import-partition print.
+
+// copySummaryJSON is the --json summary of copy-partition and
+// import-partition.
+type copySummaryJSON struct {
+	From           string  `json:"from"`
+	To             string  `json:"to"`
+	Dir            string  `json:"dir,omitempty"`
+	Segments       int     `json:"segments"`
+	Records        uint64  `json:"records"`
+	Bytes          int64   `json:"bytes"`
+	IndexBytes     int64   `json:"index_bytes"`
+	IndexesRebuilt int     `json:"indexes_rebuilt"`
+	StartOffset    uint64  `json:"start_offset"`
+	NextOffset     uint64  `json:"next_offset"`
+	Replaced       bool    `json:"replaced"`
+	Seconds        float64 `json:"seconds"`
+	BytesPerSecond int64   `json:"bytes_per_second"`
+}
+
+// writeCopySummary prints what a copy or import did: a table, or JSON.
+// --quiet drops the table, and a summary on stderr (beside --to -);
+// JSON asked for on stdout stays, for scripts.
+func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	if e.quiet && (!asJSON || w == e.stderr) {
+		return nil
+	}
+	total := rep.Bytes + rep.IndexBytes
+	rate := int64(0)
+	if s := rep.Duration.Seconds(); s > 0 {
+		rate = int64(float64(total) / s)
+	}
+	if asJSON {
+		b, err := json.Marshal(copySummaryJSON{From: rep.From, To: rep.To, Dir: rep.Dir, Segments: rep.Segments,
+			Records: rep.Records, Bytes: rep.Bytes, IndexBytes: rep.IndexBytes, IndexesRebuilt: rep.IndexesRebuilt,
+			StartOffset: rep.Start, NextOffset: rep.Next, Replaced: rep.Replaced,
+			Seconds: rep.Duration.Seconds(), BytesPerSecond: rate})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	}
+	to := rep.To
+	if rep.Dir != "" {
+		to = rep.Dir
+	}
+	if rep.Replaced {
+		to += " (replaced)"
+	}
+	offsets := "-"
+	if rep.Next > rep.Start {
+		offsets = fmt.Sprintf("%d..%d", rep.Start, rep.Next-1)
+	}
+	return renderTable(w,
+		[]string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
+		"SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
+		[][]string{{rep.From, to, strconv.Itoa(rep.Segments), strconv.FormatUint(rep.Records, 10), offsets,
+			humanSize(total), strconv.Itoa(rep.IndexesRebuilt), rep.Duration.Round(time.Millisecond).String(),
+			humanSize(rate) + "/s"}})
+}

@@ -1,0 +1,116 @@
+package commands
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// What describe and topics gather of a topic: its partitions' stats, or why
+// there are none.
+
+// partitionInfo is one partition as describe and topics show it: its
+// stats, or why there are none.
+type partitionInfo struct {
+	partition int
+	last      int // of a run of missing partitions; else partition
+	stats     logstore.PartitionStats
+	missing   bool  // no directory, though a higher partition has one
+	err       error // stats could not be read
+}
+
+// numbers is the partition, or those of the run.
+func (p partitionInfo) numbers() []int { return rangeNumbers(p.partition, p.last) }
+
+// rangeNumbers is first..last (first alone when last is below it): a run
+// of missing partitions, which lies below logstore.MaxPartitions.
+func rangeNumbers(first, last int) []int {
+	ns := make([]int, 0, max(last-first, 0)+1)
+	for n := first; n <= max(last, first); n++ {
+		ns = append(ns, n)
+	}
+	return ns
+}
+
+// label is the PARTITION cell: "3", or "1..4" for a run.
+func (p partitionInfo) label() string {
+	return logstore.PartitionRange{First: p.partition, Last: max(p.last, p.partition)}.String()
+}
+
+// topicInfo is a topic's partitions, in order.
+type topicInfo struct {
+	name       string
+	dir        string
+	partitions int // highest partition directory + 1
+	parts      []partitionInfo
+	layout     string // simpleLayout, segmentFileLayout, or "" for a topic or partition directory
+}
+
+// missing lists the partitions without a directory (fewer than
+// logstore.MaxPartitions).
+func (t *topicInfo) missing() []int {
+	var ps []int
+	for _, p := range t.parts {
+		if p.missing {
+			ps = append(ps, p.numbers()...)
+		}
+	}
+	return ps
+}
+
+// gatherTarget reads the stats of the partitions a describe argument
+// covers (see resolve). A topic that cannot be read at all is an error;
+// partitions missing or unreadable are recorded in the result and added
+// to probs.
+func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, error) {
+	if dir, ok, err := simpleTarget(arg); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		t, err := simpleTopicInfo(dir, only)
+		if err != nil && t != nil {
+			*probs = append(*probs, err)
+			err = nil
+		}
+		return t, err
+	}
+	ct, err := resolve(e, arg, only, probs)
+	if err != nil {
+		return nil, err
+	}
+	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
+	if ct.file {
+		t.layout = segmentFileLayout
+	}
+	for _, c := range ct.parts {
+		pi := partitionInfo{partition: c.number, last: c.last, missing: c.missing}
+		if c.missing {
+			*probs = append(*probs, ct.missingError(c))
+		} else if pi.stats, pi.err = partitionStats(e, c); pi.err != nil {
+			*probs = append(*probs, pi.err)
+		}
+		t.parts = append(t.parts, pi)
+	}
+	return t, nil
+}
+
+// partitionStats opens a partition and reads its stats. A segment deleted
+// between listing and reading (a retention sweep) is no damage: the
+// directory is listed again.
+func partitionStats(e *env, c covered) (logstore.PartitionStats, error) {
+	for try := 0; ; try++ {
+		p, err := c.open()
+		if err != nil {
+			return logstore.PartitionStats{}, err
+		}
+		st, err := p.Stats()
+		p.Close()
+		if err == nil || try == 2 || !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				warnIgnored(e, p)
+			}
+			return st, err
+		}
+	}
+}
