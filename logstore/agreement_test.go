@@ -201,8 +201,6 @@ var knownDisagreements = map[agreeKey]string{
 	{"crc-flip-first-record-closed", "describe records"}:        describeCountsOffsets,
 	{"overlap-entire-active", "describe records"}:               entryBelowFloor,
 	{"overlap-entire-closed", "describe records"}:               entryBelowFloor,
-	{"overlap", "recover --dry-run --salvage"}:                  recoverCutOffset,
-	{"overlap-entire-closed", "recover --dry-run --salvage"}:    recoverCutOffset,
 	{"crc-flip-before-misnamed", "describe records"}:            describeCountsOffsets,
 	{"crc-flip-before-misnamed", "recover --dry-run"}:           recoverMisnamedBase,
 	{"crc-flip-before-misnamed", "recover --dry-run --salvage"}: recoverMisnamedBase,
@@ -243,9 +241,6 @@ const (
 	// the segment's floor: describe walks an overlapping segment from
 	// there, and CountRecords subtracts its floor from an end below it.
 	entryBelowFloor = "an index entry below the floor is confirmed"
-	// recover's cut names the offset of the segment's name, not the
-	// partition's next offset there (the floor) that readers expect.
-	recoverCutOffset = "recover's cut of an overlap names the wrong expected offset"
 	// recover finds the next offset with floor 0 (4, the overlapping
 	// records' end) and the plan's as the empty active segment's base (1):
 	// it refuses to do anything.

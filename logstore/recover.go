@@ -860,7 +860,10 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			sr.Cut = &RecoverCut{From: d.pos, To: sc.size, Offset: d.offset,
 				Reason: "incomplete record at the end of the active segment (" + d.reason.Error() + "), cut by recover"}
 		case recSplit:
-			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: run0.next, Whole: true}
+			// The offset expected where the cut begins, as readers report
+			// it: above the segment's name when its first records overlap
+			// the segments before.
+			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: sc.damage[0].offset, Whole: true}
 		}
 		sp.rep = len(p.rep.Segments)
 		p.rep.Segments = append(p.rep.Segments, sr)
