@@ -187,39 +187,27 @@ type agreeKey struct{ fixture, view string }
 // verdict, each with what is wrong. The test passes over them (and fails
 // when one agrees again, so the list stays true).
 var knownDisagreements = map[agreeKey]string{
-	{"crc-flip-closed", "describe records"}:                     describeCountsOffsets,
-	{"crc-flip-active-with-valid-after", "describe records"}:    describeCountsOffsets,
-	{"keylen-over-size-closed", "describe records"}:             describeCountsOffsets,
-	{"wrong-offset-closed", "describe records"}:                 describeCountsOffsets,
-	{"crc-flip-forged-15", "describe records"}:                  describeCountsOffsets,
-	{"crc-flip-forged-15-closed", "describe records"}:           describeCountsOffsets,
-	{"crc-flip-forged-15-real-15-too", "describe records"}:      describeCountsOffsets,
-	{"size-huge-closed", "describe records"}:                    describeCountsOffsets,
-	{"size-huge-active", "describe records"}:                    describeCountsOffsets,
-	{"keylen-over-size-active", "describe records"}:             describeCountsOffsets,
-	{"zero-record-active", "describe records"}:                  describeCountsOffsets,
-	{"crc-flip-first-record-closed", "describe records"}:        describeCountsOffsets,
-	{"overlap-entire-active", "describe records"}:               entryBelowFloor,
-	{"overlap-entire-closed", "describe records"}:               entryBelowFloor,
-	{"crc-flip-before-misnamed", "describe records"}:            describeCountsOffsets,
-	{"crc-flip-before-misnamed", "recover --dry-run"}:           recoverMisnamedBase,
-	{"crc-flip-before-misnamed", "recover --dry-run --salvage"}: recoverMisnamedBase,
-	{"crc-flip-before-misnamed", "recover --salvage"}:           recoverMisnamedBase,
-	{"hole-before-overlap", "recover --dry-run"}:                recoverRescuedNameTaken,
-	{"hole-before-overlap", "recover --dry-run --salvage"}:      recoverRescuedNameTaken,
-	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
-	{"misnamed-below-one-record", "recover --salvage"}:          recoverEmptyBelowFloor,
-	{"overlap-nested", "read --offset"}:                         floorFromSegmentBefore,
-	{"overlap-nested", "describe records"}:                      entryBelowFloor,
-	{"overlap-nested", "bounds"}:                                floorFromSegmentBefore,
-	{"overlap-nested", "append"}:                                floorFromSegmentBefore,
-	{"overlap-nested", "recover --dry-run"}:                     floorFromSegmentBefore,
-	{"overlap-nested", "recover --dry-run --salvage"}:           floorFromSegmentBefore,
-	{"overlap-nested", "recover --salvage"}:                     floorFromSegmentBefore,
-	{"overlap-nested", "dump-index --verify"}:                   floorFromSegmentBefore,
-	{"overlap-entire-active", "recover --dry-run"}:              recoverNextOffset,
-	{"overlap-entire-active", "recover --dry-run --salvage"}:    recoverNextOffset,
-	{"overlap-entire-active", "recover --salvage"}:              recoverNextOffset,
+	{"crc-flip-closed", "describe records"}:                  describeCountsOffsets,
+	{"crc-flip-active-with-valid-after", "describe records"}: describeCountsOffsets,
+	{"keylen-over-size-closed", "describe records"}:          describeCountsOffsets,
+	{"wrong-offset-closed", "describe records"}:              describeCountsOffsets,
+	{"crc-flip-forged-15", "describe records"}:               describeCountsOffsets,
+	{"crc-flip-forged-15-closed", "describe records"}:        describeCountsOffsets,
+	{"crc-flip-forged-15-real-15-too", "describe records"}:   describeCountsOffsets,
+	{"size-huge-closed", "describe records"}:                 describeCountsOffsets,
+	{"size-huge-active", "describe records"}:                 describeCountsOffsets,
+	{"keylen-over-size-active", "describe records"}:          describeCountsOffsets,
+	{"zero-record-active", "describe records"}:               describeCountsOffsets,
+	{"crc-flip-first-record-closed", "describe records"}:     describeCountsOffsets,
+	{"overlap-entire-active", "describe records"}:            entryBelowFloor,
+	{"overlap-entire-closed", "describe records"}:            entryBelowFloor,
+	{"crc-flip-before-misnamed", "describe records"}:         describeCountsOffsets,
+	{"overlap-nested", "read --offset"}:                      floorFromSegmentBefore,
+	{"overlap-nested", "describe records"}:                   entryBelowFloor,
+	{"overlap-nested", "bounds"}:                             floorFromSegmentBefore,
+	{"overlap-nested", "append"}:                             floorFromSegmentBefore,
+	{"overlap-nested", "recover --salvage"}:                  floorFromSegmentBefore,
+	{"overlap-nested", "dump-index --verify"}:                floorFromSegmentBefore,
 }
 
 // The reasons of knownDisagreements.
@@ -241,23 +229,6 @@ const (
 	// the segment's floor: describe walks an overlapping segment from
 	// there, and CountRecords subtracts its floor from an end below it.
 	entryBelowFloor = "an index entry below the floor is confirmed"
-	// recover finds the next offset with floor 0 (4, the overlapping
-	// records' end) and the plan's as the empty active segment's base (1):
-	// it refuses to do anything.
-	recoverNextOffset = "recover refuses an active segment whose records all overlap"
-	// recover's checkRescued takes a segment's name for its first offset:
-	// a run rescued before a segment named below its records is found to
-	// overlap it, and nothing is salvaged.
-	recoverMisnamedBase = "recover takes a misnamed segment's name for where its records start"
-	// A run rescued after damage would be named after its first offset,
-	// which a segment overlapping it holds: recover leaves the damage, and
-	// the overlap, in place.
-	recoverRescuedNameTaken = "recover cannot split off a run whose name an overlapping segment holds"
-	// recover finds the next offset with floor 0 (3, the empty active
-	// segment's base, below segment 0's end) and leaves that segment
-	// empty, named below the partition's next offset: append then refuses
-	// it as overlapping.
-	recoverEmptyBelowFloor = "recover leaves an empty active segment named below the next offset"
 )
 
 // knownInFuzz are the known disagreements as FuzzAgreement meets them, on
@@ -265,9 +236,6 @@ const (
 // damage that makes them disagree.
 var knownInFuzz = slices.Concat(
 	knownWhere(describeCountsOffsets, func(a *agreement) bool { return a.corrupt }, "describe records"),
-	knownWhere(recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }, recoverViews...),
-	knownWhere(recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }, recoverViews...),
-	knownWhere(recoverEmptyBelowFloor, func(a *agreement) bool { return a.activeBelowFloor }, "recover --salvage"),
 	knownWhere(floorFromSegmentBefore, func(a *agreement) bool { return a.nested },
 		append([]string{"read --offset", "bounds", "append", "dump-index --verify"}, recoverViews...)...),
 )
@@ -289,16 +257,11 @@ func knownWhere(reason string, when func(a *agreement) bool, views ...string) []
 
 // agreement checks one fixture's views.
 type agreement struct {
-	tb       testing.TB
-	fixture  string // "" in the fuzz target
-	seen     map[string]bool
-	corrupt  bool // verify-crc finds corruption
-	misnamed bool // ... a misnamed segment
-	overlap  bool // ... overlapping segments
-	// activeBelowFloor: the active segment is named below the end of the
-	// segment before.
-	activeBelowFloor bool
-	nested           bool // floorsDiffer
+	tb      testing.TB
+	fixture string // "" in the fuzz target
+	seen    map[string]bool
+	corrupt bool // verify-crc finds corruption
+	nested  bool // floorsDiffer
 }
 
 // check reports a view's disagreement, unless it is a known one.
@@ -555,9 +518,6 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	}
 	corruption := slices.ContainsFunc(ver.damages, func(d *agreeDamage) bool { return d.Class == segfile.Corrupt })
 	a.corrupt = corruption
-	a.misnamed = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingMisnamed })
-	a.overlap = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap })
-	a.activeBelowFloor = activeBelowFloor(tb, src)
 	a.nested = floorsDiffer(tb, src)
 	segs := listSegs(tb, pdir)
 
@@ -598,15 +558,6 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 			}
 		}
 	}
-}
-
-// activeBelowFloor reports whether the active segment of partition
-// directory src is named below where the segment before it ends: the next
-// offset of the partition without it.
-func activeBelowFloor(tb testing.TB, src string) bool {
-	tb.Helper()
-	segs := listSegs(tb, src)
-	return len(segs) > 1 && segs[len(segs)-1] < subPartition(tb, src, segs[:len(segs)-1]).Next
 }
 
 // floorsDiffer reports whether some segment's floor (where the segments

@@ -663,6 +663,7 @@ const (
 	recSplit                   // salvage: rescued runs become segments, the damage is cut
 	recRename                  // a misnamed segment takes its first record's name
 	recLeave                   // damage left in place (a problem)
+	recDrop                    // an empty segment named below its floor is removed
 )
 
 // recRun is a stretch of valid records with contiguous offsets.
@@ -710,8 +711,12 @@ type recSegPlan struct {
 	tidx     recIndexCheck // and the .timeindex
 	action   recAction
 	present  []bool // per run: for runs[1:], already a segment of its own
-	gaps     []int  // the gaps it leaves, as indexes into the report's
-	rep      int    // its entry in the report
+	// waitsFor are the later segments (indexes into the plan's) named
+	// among the offsets of runs[1:]: a split waits until they are gone
+	// from those names, whose offsets they hold only below their floor.
+	waitsFor []int
+	gaps     []int // the gaps it leaves, as indexes into the report's
+	rep      int   // its entry in the report
 	// inPlace: runs[0] is empty and runs[1] starts at the segment's base
 	// offset, so runs[1] replaces the segment's contents instead of
 	// becoming a segment of its own.
@@ -776,22 +781,78 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	if len(segs) == 0 {
 		return nil
 	}
-	bases := map[uint64]bool{}
-	for _, seg := range segs {
-		bases[seg.base] = true
-	}
 	intervals, err := recIntervals(segs, storedInterval)
 	if err != nil {
 		return err
 	}
 	// The next offset as readers and writers see it, found the way they
 	// find it: the plan must not lower it.
-	if p.rep.Next, err = recNextOffset(segs[len(segs)-1]); err != nil {
+	e, err := extentOf(segs)
+	if err != nil {
 		return err
 	}
-	own := map[uint64]bool{} // segments an interrupted split made
-	var left *segment        // the segment before, when its damage is left in place
-	prevNext := uint64(0)    // offsets below this are taken once the plan is carried out
+	p.rep.Next = e.Next
+	// A split waits for the later segments holding offsets of its rescued
+	// runs to give them up (recExecute carries those out first). One that
+	// keeps them leaves the split's damage in place: the plan is made
+	// again with it stuck, which only such a segment's damage left in
+	// place, unsalvaged, can cause.
+	stuck := map[uint64]error{}
+	for {
+		if err := p.planSegments(segs, intervals, stuck, opts); err != nil {
+			return err
+		}
+		again := false
+		for _, sp := range p.segs {
+			if sp.action != recSplit || stuck[sp.seg.base] != nil {
+				continue
+			}
+			for _, k := range sp.waitsFor {
+				if b := p.segs[k]; !p.vacates(b) {
+					stuck[sp.seg.base] = fmt.Errorf("records after the damage in %s overlap segment %s, whose damage recover leaves in place: recover cannot split them off",
+						sp.seg.path(format.LogExt), b.seg.path(format.LogExt))
+					again = true
+					break
+				}
+			}
+		}
+		if !again {
+			break
+		}
+		opts.prog = nil // every byte was counted once already
+	}
+	if after := p.next(); after < p.rep.Next {
+		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
+	}
+	return nil
+}
+
+// vacates reports whether the plan takes every record of segment sp out
+// of its name: it is removed, or renamed.
+func (p *recPlan) vacates(sp *recSegPlan) bool {
+	return sp.action == recRename || p.rep.Segments[sp.rep].Removed
+}
+
+// next is the partition's next offset once the plan is carried out:
+// where the highest run of valid records it keeps ends.
+func (p *recPlan) next() uint64 {
+	var next uint64
+	for _, sp := range p.segs {
+		next = max(next, sp.scan.last().next)
+	}
+	return next
+}
+
+// planSegments makes the plan for every segment, those in stuck leaving
+// their damage in place with that problem.
+func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64]error, opts RecoverOptions) error {
+	p.segs, p.rep.Segments, p.rep.Gaps, p.rep.Problems = nil, nil, nil, nil
+	bases := map[uint64]bool{}
+	for _, seg := range segs {
+		bases[seg.base] = true
+	}
+	var left *segment     // the segment before, when its damage is left in place
+	prevNext := uint64(0) // offsets below this are taken once the plan is carried out
 	for i, seg := range segs {
 		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
 		if err := sp.scanSegment(prevNext); err != nil {
@@ -804,16 +865,26 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		middle := len(sc.runs) > 1
 		trailing := sc.last().end < sc.size
 		switch {
+		case sc.size == 0 && seg.base < sp.floor:
+			// Empty and named below where the segments before end: in the
+			// way of the next append, and nothing to cut.
+			sp.action = recDrop
 		case !middle && !trailing:
 			sp.action = recNone
 		case sp.active && !middle && sc.damage[0].d.Class == segfile.Incomplete:
 			sp.action = recTail
 		default:
 			sp.action = recLeave
-			conflict := sp.checkRescued(segs, bases)
+			conflict, err := sp.checkRescued(segs, bases)
+			if err != nil {
+				return err
+			}
 			if d := sc.damage[0]; conflict == nil && left != nil && errors.Is(d.reason, ErrOverlap) {
 				conflict = fmt.Errorf("records of %s below offset %d overlap %s, which recover leaves as it is: it cannot tell which are right",
 					seg.path(format.LogExt), d.offset, left.path(format.LogExt))
+			}
+			if conflict == nil {
+				conflict = stuck[seg.base]
 			}
 			switch {
 			case conflict != nil:
@@ -831,8 +902,10 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			p.rep.Problems = append(p.rep.Problems, sr.Problem)
 		}
 		left = nil
-		if sp.action == recLeave {
-			left = &sp.seg // damage left in place: what overlaps it stays too
+		if sp.action == recLeave && (opts.Salvage || !errors.As(sr.Problem, new(*CorruptionError))) {
+			// Damage left in place that salvage would not cut: what
+			// overlaps it stays too.
+			left = &sp.seg
 		}
 		switch {
 		case sp.action == recLeave:
@@ -845,9 +918,11 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			if sp.action == recRename {
 				sr.RenamedTo = format.SegmentName(r1.first, format.LogExt)
 			}
-		case sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1):
+		case sp.action == recDrop,
+			sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1 || seg.base < sp.floor):
 			// Nothing valid at the segment's name, and a segment follows
-			// it: an empty segment there would only be in the way.
+			// it or the segments before end above its name: an empty
+			// segment there would only be in the way.
 			sr.Removed = true
 			sr.Index, sr.TimeIndex = IndexRemoved, IndexRemoved
 		default:
@@ -872,9 +947,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			p.planSplit(sp, segs, i)
 			prevNext = max(prevNext, run0.next)
 			for j, r := range sc.runs[1:] {
-				if sp.present[j+1] {
-					own[r.first] = true
-				} else {
+				if !sp.present[j+1] {
 					prevNext = max(prevNext, r.next)
 				}
 			}
@@ -885,16 +958,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		}
 		p.segs = append(p.segs, sp)
 	}
-	if after := p.segs[len(p.segs)-1].scan.last().next; after < p.rep.Next {
-		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
-	}
 	return nil
-}
-
-// recNextOffset is the partition's next offset as Bounds finds it.
-func recNextOffset(active segment) (uint64, error) {
-	end, err := segmentEnd(active, 0, true, false)
-	return end.Next, err
 }
 
 // planSplit adds to the report the segments a split makes and the gaps it
@@ -961,8 +1025,10 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 
 // checkRescued decides, for each run after the first, whether it already
 // is a segment of its own (an interrupted split made it) and whether it
-// can become one: no existing segment may hold other data at its offsets.
-func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error {
+// can become one. A later segment named among its offsets holds them only
+// below its floor (the run's records come first): the run waits for it to
+// give up its name (waitsFor).
+func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) (conflict, err error) {
 	sc := &sp.scan
 	sp.present = make([]bool, len(sc.runs))
 	for j, r := range sc.runs {
@@ -973,48 +1039,39 @@ func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error 
 			// Nothing valid precedes the damage: the run stays in this
 			// segment, whose files are replaced by ones holding only it.
 			// Offsets only grow along a scan, so no other run can be here.
-			if other, ok := sp.otherSegmentIn(segs, r); ok {
-				return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot rescue them",
-					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
-			}
 			sp.inPlace = true
+			sp.waitFor(segs, r)
 			continue
 		}
 		if r.first == sp.seg.base {
 			return fmt.Errorf("records %d..%d after the damage in %s start at the segment's own base offset: recover cannot split them off (read --skip-corrupt reads them)",
-				r.first, r.next-1, sp.seg.path(format.LogExt))
+				r.first, r.next-1, sp.seg.path(format.LogExt)), nil
 		}
 		if bases[r.first] {
 			other := segment{dir: sp.seg.dir, base: r.first}
 			same, err := recSamePrefix(sp.seg.path(format.LogExt), r.pos, r.end, other.path(format.LogExt))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if !same {
-				return fmt.Errorf("records %d..%d after the damage in %s cannot be split off: %s exists and holds other data",
-					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
+			if same {
+				sp.present[j] = true
+				continue
 			}
-			sp.present[j] = true
-			continue
 		}
-		if other, ok := sp.otherSegmentIn(segs, r); ok {
-			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
-				r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
-		}
+		sp.waitFor(segs, r)
 	}
-	return nil
+	return nil, nil
 }
 
-// otherSegmentIn is the first segment but this one whose base offset is
-// among run r's offsets.
-func (sp *recSegPlan) otherSegmentIn(segs []segment, r recRun) (segment, bool) {
+// waitFor adds to waitsFor the segments but this one named among run r's
+// offsets.
+func (sp *recSegPlan) waitFor(segs []segment, r recRun) {
 	i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
 	for ; i < len(segs) && segs[i].base < r.next; i++ {
 		if segs[i].base != sp.seg.base {
-			return segs[i], true
+			sp.waitsFor = append(sp.waitsFor, i)
 		}
 	}
-	return segment{}, false
 }
 
 // misnamedOnly reports whether the segment's only fault is its name: its
@@ -1257,25 +1314,52 @@ func (c *recIndexCheck) action() IndexAction {
 	return IndexTrimmed
 }
 
-// recExecute carries out a plan.
+// recExecute carries out a plan, segment by segment, each after the ones
+// it waits for: a split writes a rescued run only once the segments named
+// among its offsets are gone from there, so that at every step readers
+// take the same records for valid as before.
 func (s *Store) recExecute(p *recPlan) error {
-	for _, sp := range p.segs {
-		var err error
+	done := make([]bool, len(p.segs))
+	var execute func(i int) error
+	execute = func(i int) error {
+		if done[i] {
+			return nil
+		}
+		done[i] = true
+		sp := p.segs[i]
 		switch sp.action {
 		case recTail:
-			err = s.recCutTail(p, sp)
+			return s.recCutTail(p, sp)
 		case recSplit:
-			err = s.recSplit(p, sp)
+			for _, k := range sp.waitsFor {
+				if err := execute(k); err != nil {
+					return err
+				}
+			}
+			return s.recSplit(p, sp)
 		case recRename:
-			err = s.recRename(sp)
+			return s.recRename(sp)
+		case recDrop:
+			return s.recDrop(sp)
 		case recNone:
-			err = s.recFixIndexes(sp, sp.seg.path(format.LogExt))
+			return s.recFixIndexes(sp, sp.seg.path(format.LogExt))
 		}
-		if err != nil {
+		return nil
+	}
+	for i := range p.segs {
+		if err := execute(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recDrop removes an empty segment, its .log first.
+func (s *Store) recDrop(sp *recSegPlan) error {
+	if err := s.fs.Remove(sp.seg.path(format.LogExt)); err != nil {
+		return err
+	}
+	return s.recRemoveIndexes(sp.seg)
 }
 
 // recCutTail saves the active segment's incomplete tail to quarantine and

@@ -1107,25 +1107,55 @@ func recNextBase(segs []segment, seg segment) uint64 {
 	return ^uint64(0)
 }
 
-func TestRecoverOverlapLeftAlone(t *testing.T) {
+// A later segment holding other data at the offsets of records rescued
+// after damage: readers take the rescued records for valid and the other
+// segment's for overlap, and so does recover. Plain recover reports the
+// damage for --salvage, and changes nothing; salvage keeps what readers
+// read, and moves the other segment's overlapping records to quarantine.
+func TestRecoverSalvageOverlapAfterDamage(t *testing.T) {
 	s := recStore(t, 1)
 	dir := s.PartitionDir("t", 0)
 	all := recRecs(0, 20)
 	f := recSeg(all[0:10], 1)
 	f.log[f.pos[3]+29] ^= 1
 	recWriteSeg(t, dir, 0, f)
-	// A foreign segment holding other data at the offsets after the damage.
 	other := slices.Clone(all[5:12])
 	for i := range other {
 		other[i].value = "other"
 	}
-	recWriteSeg(t, dir, 5, recSeg(other, 1))
+	otherSeg := recSeg(other, 1)
+	recWriteSeg(t, dir, 5, otherSeg)
 	before := recSnapshot(t, s.Dir())
-	rep := recRecover(t, s, RecoverOptions{Salvage: true})
-	if len(rep.Problems) == 0 || rep.Segments[0].Problem == nil || rep.Changed() {
-		t.Fatalf("report %+v", rep)
+	rep := recRecover(t, s, RecoverOptions{})
+	if len(rep.Problems) != 2 || !errors.Is(rep.Problems[0], format.ErrCRC) || !errors.Is(rep.Problems[1], ErrOverlap) || rep.Changed() {
+		t.Fatalf("plain recover: %+v", rep)
 	}
 	recSameSnapshot(t, before, recSnapshot(t, s.Dir()))
+
+	rep = recRecover(t, s, RecoverOptions{Salvage: true})
+	if len(rep.Problems) > 0 || rep.Next != 12 {
+		t.Fatalf("salvage: %+v", rep)
+	}
+	offs, vals := recReadAll(t, s, 0)
+	var want []string
+	for _, r := range slices.Concat(all[0:3], all[4:10], other[5:]) {
+		want = append(want, r.value)
+	}
+	if !slices.Equal(offs, recOffsets([2]uint64{0, 3}, [2]uint64{4, 12})) || !slices.Equal(vals, want) {
+		t.Errorf("after salvage: offsets %v, values %v; want values %v", offs, vals, want)
+	}
+	if g := recGapRanges(t, dir); !slices.Equal(g, []string{"3..4"}) {
+		t.Errorf("gaps %v", g)
+	}
+	qdata, _ := recQuarantine(t, s)
+	found := false
+	for _, q := range qdata {
+		found = found || bytes.Equal(q, otherSeg.log)
+	}
+	if !found {
+		t.Errorf("the overlapping segment is not in quarantine as it was")
+	}
+	recNoChange(t, s, RecoverOptions{Salvage: true})
 }
 
 func TestRecoverDryRun(t *testing.T) {
