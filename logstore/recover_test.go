@@ -1107,6 +1107,24 @@ func recNextBase(segs []segment, seg segment) uint64 {
 	return ^uint64(0)
 }
 
+// recOverlapAfterDamage writes segment 0 with offsets 0..9, offset 3
+// damaged, and segment base with other values at offsets base..11. It
+// returns the records of both, and the second's files.
+func recOverlapAfterDamage(t *testing.T, s *Store, base uint64) (all, other []recRec, otherSeg recFiles) {
+	dir := s.PartitionDir("t", 0)
+	all = recRecs(0, 20)
+	f := recSeg(all[0:10], 1)
+	f.log[f.pos[3]+29] ^= 1
+	recWriteSeg(t, dir, 0, f)
+	other = slices.Clone(all[base:12])
+	for i := range other {
+		other[i].value = "other"
+	}
+	otherSeg = recSeg(other, 1)
+	recWriteSeg(t, dir, base, otherSeg)
+	return all, other, otherSeg
+}
+
 // A later segment holding other data at the offsets of records rescued
 // after damage: readers take the rescued records for valid and the other
 // segment's for overlap, and so does recover. Plain recover reports the
@@ -1115,16 +1133,7 @@ func recNextBase(segs []segment, seg segment) uint64 {
 func TestRecoverSalvageOverlapAfterDamage(t *testing.T) {
 	s := recStore(t, 1)
 	dir := s.PartitionDir("t", 0)
-	all := recRecs(0, 20)
-	f := recSeg(all[0:10], 1)
-	f.log[f.pos[3]+29] ^= 1
-	recWriteSeg(t, dir, 0, f)
-	other := slices.Clone(all[5:12])
-	for i := range other {
-		other[i].value = "other"
-	}
-	otherSeg := recSeg(other, 1)
-	recWriteSeg(t, dir, 5, otherSeg)
+	all, other, otherSeg := recOverlapAfterDamage(t, s, 5)
 	before := recSnapshot(t, s.Dir())
 	rep := recRecover(t, s, RecoverOptions{})
 	if len(rep.Problems) != 2 || !errors.Is(rep.Problems[0], format.ErrCRC) || !errors.Is(rep.Problems[1], ErrOverlap) || rep.Changed() {
@@ -1138,7 +1147,7 @@ func TestRecoverSalvageOverlapAfterDamage(t *testing.T) {
 	}
 	offs, vals := recReadAll(t, s, 0)
 	var want []string
-	for _, r := range slices.Concat(all[0:3], all[4:10], other[5:]) {
+	for _, r := range slices.Concat(all[0:3], all[4:10], other[10-5:]) {
 		want = append(want, r.value)
 	}
 	if !slices.Equal(offs, recOffsets([2]uint64{0, 3}, [2]uint64{4, 12})) || !slices.Equal(vals, want) {
@@ -1411,6 +1420,9 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		recWrite(t, filepath.Join(dir, recName(10, ".log")), slices.Concat([]byte("garbage!"), f.log))
 		recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
 	}
+	overlapping := func(base uint64) func(t *testing.T, s *Store) {
+		return func(t *testing.T, s *Store) { recOverlapAfterDamage(t, s, base) }
+	}
 	for _, tc := range []struct {
 		name    string
 		fixture func(*testing.T, *Store)
@@ -1421,6 +1433,10 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		{"torn tail", tail, RecoverOptions{}},
 		{"misnamed segment renamed", misnamed, RecoverOptions{}},
 		{"garbage segment removed", garbage, RecoverOptions{Salvage: true}},
+		// The rescued 4..9 wait for segment 5's overlapping 5..9 to go to
+		// quarantine; for segment 4's, which holds their name, too.
+		{"rescued run after an overlapping segment", overlapping(5), RecoverOptions{Salvage: true}},
+		{"rescued run into an overlapping segment's name", overlapping(4), RecoverOptions{Salvage: true}},
 	} {
 		fixture, second := tc.fixture, tc.second
 		t.Run(tc.name, func(t *testing.T) {
