@@ -717,11 +717,11 @@ type recSegPlan struct {
 	waitsFor []int
 	gaps     []int // the gaps it leaves, as indexes into the report's
 	rep      int   // its entry in the report
-	// inPlace: runs[0] is empty and runs[1] starts at the segment's base
-	// offset, so runs[1] replaces the segment's contents instead of
-	// becoming a segment of its own.
-	inPlace bool
-	prog    *recProgress // nil: no progress reports
+	// kept: runs[0] is empty and runs[kept] starts at the segment's base
+	// offset, so it replaces the segment's contents instead of becoming
+	// a segment of its own (0: none does).
+	kept int
+	prog *recProgress // nil: no progress reports
 }
 
 // recPlan is a partition's plan.
@@ -875,7 +875,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 			sp.action = recTail
 		default:
 			sp.action = recLeave
-			conflict, err := sp.checkRescued(segs, bases)
+			conflict, err := sp.checkRescued(segs, i, bases)
 			if err != nil {
 				return err
 			}
@@ -911,12 +911,12 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 		case sp.action == recLeave:
 			sr.Records, sr.ValidBytes = sc.records()
 			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
-		case sp.action == recSplit && sp.inPlace, sp.action == recRename:
-			r1 := sc.runs[1]
-			sr.Records, sr.ValidBytes = r1.next-r1.first, r1.end-r1.pos
+		case sp.action == recSplit && sp.kept > 0, sp.action == recRename:
+			r := sc.runs[max(sp.kept, 1)]
+			sr.Records, sr.ValidBytes = r.next-r.first, r.end-r.pos
 			sr.Index, sr.TimeIndex = IndexRebuilt, IndexRebuilt
 			if sp.action == recRename {
-				sr.RenamedTo = format.SegmentName(r1.first, format.LogExt)
+				sr.RenamedTo = format.SegmentName(r.first, format.LogExt)
 			}
 		case sp.action == recDrop,
 			sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1 || seg.base < sp.floor):
@@ -972,7 +972,7 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 	var made []SegmentRecovery
 	for j, r := range sc.runs[1:] {
 		name := format.SegmentName(r.first, format.LogExt)
-		if j == 0 && sp.inPlace {
+		if j+1 == sp.kept {
 			moved = append(moved, fmt.Sprintf("%d..%d kept in %s (rewritten)", r.first, r.next-1, name))
 			continue
 		}
@@ -1028,19 +1028,22 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 // can become one. A later segment named among its offsets holds them only
 // below its floor (the run's records come first): the run waits for it to
 // give up its name (waitsFor).
-func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) (conflict, err error) {
+func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bool) (conflict, err error) {
 	sc := &sp.scan
 	sp.present = make([]bool, len(sc.runs))
 	for j, r := range sc.runs {
 		if j == 0 {
 			continue
 		}
-		if r.first == sp.seg.base && j == 1 && sc.runs[0].end == 0 {
-			// Nothing valid precedes the damage: the run stays in this
-			// segment, whose files are replaced by ones holding only it.
-			// Offsets only grow along a scan, so no other run can be here.
-			sp.inPlace = true
-			sp.waitFor(segs, r)
+		if r.first == sp.seg.base && sc.runs[0].end == 0 {
+			// Nothing valid at the segment's name precedes the damage: the
+			// run stays in this segment, whose files are replaced by ones
+			// holding only it. Runs before it are below the name (the
+			// segment is misnamed) and become segments of their own.
+			sp.kept = j
+			if err := sp.waitFor(segs, self, r); err != nil {
+				return err, nil
+			}
 			continue
 		}
 		if r.first == sp.seg.base {
@@ -1058,20 +1061,28 @@ func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) (confl
 				continue
 			}
 		}
-		sp.waitFor(segs, r)
+		if err := sp.waitFor(segs, self, r); err != nil {
+			return err, nil
+		}
 	}
 	return nil, nil
 }
 
-// waitFor adds to waitsFor the segments but this one named among run r's
-// offsets.
-func (sp *recSegPlan) waitFor(segs []segment, r recRun) {
+// waitFor adds to waitsFor the later segments named among run r's
+// offsets; one before this segment, segs[self], is a conflict: its records
+// end below them, so its name is above its records.
+func (sp *recSegPlan) waitFor(segs []segment, self int, r recRun) error {
 	i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
 	for ; i < len(segs) && segs[i].base < r.next; i++ {
-		if segs[i].base != sp.seg.base {
+		switch {
+		case i < self:
+			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
+				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt))
+		case i > self:
 			sp.waitsFor = append(sp.waitsFor, i)
 		}
 	}
+	return nil
 }
 
 // misnamedOnly reports whether the segment's only fault is its name: its
@@ -1423,7 +1434,7 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		return err
 	}
 	for j, r := range sc.runs {
-		if j == 0 || sp.present[j] || (j == 1 && sp.inPlace) {
+		if j == 0 || sp.present[j] || j == sp.kept {
 			continue
 		}
 		if _, err := s.recWriteSegment(f, r, sp.interval, p.dir, false); err != nil {
@@ -1437,11 +1448,11 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 			return undo(err)
 		}
 	}
-	if sp.inPlace {
+	if sp.kept > 0 {
 		// The cut: the segment's files replaced by ones holding only the
 		// rescued run. Once its .log is renamed, the original lives on in
 		// quarantine only (a hard link there is now its only name).
-		if replaced, err := s.recWriteSegment(f, sc.runs[1], sp.interval, p.dir, true); err != nil {
+		if replaced, err := s.recWriteSegment(f, sc.runs[sp.kept], sp.interval, p.dir, true); err != nil {
 			if replaced {
 				return err
 			}
