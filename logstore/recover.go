@@ -715,8 +715,9 @@ type recSegPlan struct {
 	// among the offsets of runs[1:]: a split waits until they are gone
 	// from those names, whose offsets they hold only below their floor.
 	waitsFor []int
-	gaps     []int // the gaps it leaves, as indexes into the report's
-	rep      int   // its entry in the report
+	tailGap  *recTailGap // after the last run of a split, when a segment follows
+	gaps     []int       // the gaps it leaves, as indexes into the report's
+	rep      int         // its entry in the report
 	// kept: runs[0] is empty and runs[kept] starts at the segment's base
 	// offset, so it replaces the segment's contents instead of becoming
 	// a segment of its own (0: none does).
@@ -958,6 +959,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 		}
 		p.segs = append(p.segs, sp)
 	}
+	p.planTailGaps()
 	return nil
 }
 
@@ -967,7 +969,6 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 	sc := &sp.scan
 	sr := &p.rep.Segments[sp.rep]
 	d0 := sc.damage[0]
-	logPath := sp.seg.path(format.LogExt)
 	var moved []string
 	var made []SegmentRecovery
 	for j, r := range sc.runs[1:] {
@@ -991,36 +992,61 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 		sr.Cut.Reason += ", records " + strings.Join(moved, ", ")
 	}
 	// Offsets the damage took: between runs, and after the last run up to
-	// the next segment that is not one of this split's.
-	next := uint64(0)
-	hasNext := false
-	for _, seg := range segs[i+1:] {
-		if seg.base >= sc.last().next {
-			next, hasNext = seg.base, true
-			break
-		}
-	}
+	// the next segment that is not one of this split's (planTailGaps,
+	// once that one is scanned).
 	for j, d := range sc.damage {
 		// Offsets below the floor are the segments' before.
 		from := max(sc.runs[j].next, d.offset, sp.floor)
-		var to uint64
-		switch {
-		case j+1 < len(sc.runs):
-			to = sc.runs[j+1].first
-		case hasNext:
-			to = next
-		default:
-			continue // the end of the partition: nothing is missing after it
-		}
-		if to <= from {
+		if j+1 < len(sc.runs) {
+			p.addGap(sp, from, sc.runs[j+1].first, d)
 			continue
 		}
-		g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
-			d.pos, logPath, d.offset, d.reason.Error())}
-		sp.gaps = append(sp.gaps, len(p.rep.Gaps))
-		p.rep.Gaps = append(p.rep.Gaps, g)
+		for k := i + 1; k < len(segs); k++ {
+			if segs[k].base >= sc.last().next {
+				sp.tailGap = &recTailGap{from: from, next: k, d: d}
+				break
+			}
+		}
 	}
 	p.rep.Segments = append(p.rep.Segments, made...)
+}
+
+// recTailGap is the gap a split leaves after its last run, up to where
+// the records of segment next (an index into the plan's) start.
+type recTailGap struct {
+	from uint64
+	next int
+	d    recDamage
+}
+
+// planTailGaps adds the gaps splits leave after their last runs: up to
+// the next segment's base, or its first valid record below that (it is
+// misnamed).
+func (p *recPlan) planTailGaps() {
+	for _, sp := range p.segs {
+		if t := sp.tailGap; t != nil {
+			next := p.segs[t.next]
+			to := next.seg.base
+			for _, r := range next.scan.runs {
+				if r.next > r.first {
+					to = min(to, r.first)
+					break
+				}
+			}
+			p.addGap(sp, t.from, to, t.d)
+		}
+	}
+}
+
+// addGap records offsets [from, to) as lost to damage d of sp's segment.
+func (p *recPlan) addGap(sp *recSegPlan, from, to uint64, d recDamage) {
+	if to <= from {
+		return
+	}
+	g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
+		d.pos, sp.seg.path(format.LogExt), d.offset, d.reason.Error())}
+	sp.gaps = append(sp.gaps, len(p.rep.Gaps))
+	p.rep.Gaps = append(p.rep.Gaps, g)
 }
 
 // checkRescued decides, for each run after the first, whether it already
