@@ -765,8 +765,17 @@ func (s *Store) recoverPartition(topic string, part int, storedInterval int, opt
 	if !opts.DryRun {
 		err = s.recExecute(p)
 	}
-	// New segments were listed after the one they came from.
-	slices.SortStableFunc(p.rep.Segments, func(a, b SegmentRecovery) int { return cmp.Compare(a.Base, b.Base) })
+	// New segments were listed after the one they came from; one taking
+	// the name of a segment removed before it comes after that one.
+	made := func(sr SegmentRecovery) int {
+		if sr.SplitFrom != "" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(p.rep.Segments, func(a, b SegmentRecovery) int {
+		return cmp.Or(cmp.Compare(a.Base, b.Base), cmp.Compare(made(a), made(b)))
+	})
 	if err != nil {
 		return p.rep, fmt.Errorf("recover %s: %w", name, err)
 	}

@@ -2114,3 +2114,45 @@ func TestRecoverGarbageAtBaseFaults(t *testing.T) {
 		})
 	}
 }
+
+// An empty segment named below where the segment before ends (what a
+// salvage that cut every record of it left, before it removed such a
+// segment) is in the way of the next append: recover removes it, also
+// without --salvage, as there is nothing in it to cut.
+func TestRecoverEmptySegmentBelowFloor(t *testing.T) {
+	for _, salvage := range []bool{false, true} {
+		t.Run(fmt.Sprint("salvage=", salvage), func(t *testing.T) {
+			s := recStore(t, 1)
+			dir := s.PartitionDir("t", 0)
+			recWriteSeg(t, dir, 0, recSeg(recRecs(0, 5), 1))
+			recWriteSeg(t, dir, 3, recFiles{})
+			if w, err := s.OpenWriter("t", 0, WriterOptions{}); err == nil {
+				w.Close()
+				t.Fatal("a writer opened on an active segment named below the next offset")
+			}
+			dry := recRecover(t, s, RecoverOptions{DryRun: true, Salvage: salvage})
+			if len(dry.Segments) != 2 || !dry.Segments[1].Removed || dry.Segments[1].Cut != nil || dry.Next != 5 {
+				t.Fatalf("dry run: %+v", dry)
+			}
+			rep := recRecover(t, s, RecoverOptions{Salvage: salvage})
+			if len(rep.Problems) > 0 || !rep.Changed() || rep.Next != 5 {
+				t.Fatalf("recover: %+v", rep)
+			}
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				if _, err := os.Stat(filepath.Join(dir, recName(3, ext))); err == nil {
+					t.Errorf("%s is still there", recName(3, ext))
+				}
+			}
+			recVerifyClean(t, s)
+			w, err := s.OpenWriter("t", 0, WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if off, err := w.Append(0, nil, []byte("next")); err != nil || off != 5 {
+				t.Errorf("append: offset %d, %v", off, err)
+			}
+			w.Close()
+			recNoChange(t, s, RecoverOptions{Salvage: true})
+		})
+	}
+}
