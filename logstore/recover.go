@@ -863,9 +863,16 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 	}
 	var left *segment     // the segment before, when its damage is left in place
 	prevNext := uint64(0) // offsets below this are taken once the plan is carried out
+	// Runs an interrupted split made segments of: each follows the run
+	// before it once the split is finished, whatever the runs after it.
+	made := map[uint64]bool{}
 	for i, seg := range segs {
 		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
-		if err := sp.scanSegment(prevNext); err != nil {
+		floor := prevNext
+		if made[seg.base] {
+			floor = min(floor, seg.base)
+		}
+		if err := sp.scanSegment(floor); err != nil {
 			return err
 		}
 		sc := &sp.scan
@@ -955,12 +962,12 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 		switch sp.action {
 		case recSplit:
 			p.planSplit(sp, segs, i)
-			prevNext = max(prevNext, run0.next)
-			for j, r := range sc.runs[1:] {
-				if !sp.present[j+1] {
-					prevNext = max(prevNext, r.next)
+			for j, r := range sc.runs {
+				if sp.present[j] {
+					made[r.first] = true
 				}
 			}
+			prevNext = max(prevNext, sc.last().next)
 		case recLeave, recRename:
 			prevNext = max(prevNext, sc.last().next)
 		default:
@@ -1060,9 +1067,9 @@ func (p *recPlan) addGap(sp *recSegPlan, from, to uint64, d recDamage) {
 
 // checkRescued decides, for each run after the first, whether it already
 // is a segment of its own (an interrupted split made it) and whether it
-// can become one. A later segment named among its offsets holds them only
-// below its floor (the run's records come first): the run waits for it to
-// give up its name (waitsFor).
+// can become one. A later segment named below where the runs end (but for
+// those they already are) holds records readers take for overlap there:
+// the split waits for it to give up its name (waitsFor).
 func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bool) (conflict, err error) {
 	sc := &sp.scan
 	sp.present = make([]bool, len(sc.runs))
@@ -1070,15 +1077,19 @@ func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bo
 		if j == 0 {
 			continue
 		}
+		// Runs are named above the segment's name, but for those of a
+		// misnamed one below it: no segment before may be named there.
+		i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
+		if i < self && segs[i].base < r.next {
+			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
+				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt)), nil
+		}
 		if r.first == sp.seg.base && sc.runs[0].end == 0 {
 			// Nothing valid at the segment's name precedes the damage: the
 			// run stays in this segment, whose files are replaced by ones
 			// holding only it. Runs before it are below the name (the
 			// segment is misnamed) and become segments of their own.
 			sp.kept = j
-			if err := sp.waitFor(segs, self, r); err != nil {
-				return err, nil
-			}
 			continue
 		}
 		if r.first == sp.seg.base {
@@ -1091,33 +1102,26 @@ func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bo
 			if err != nil {
 				return nil, err
 			}
-			if same {
-				sp.present[j] = true
-				continue
-			}
+			sp.present[j] = same
 		}
-		if err := sp.waitFor(segs, self, r); err != nil {
-			return err, nil
+	}
+	for k := self + 1; k < len(segs) && segs[k].base < sc.last().next; k++ {
+		if !sp.presentAt(segs[k].base) {
+			sp.waitsFor = append(sp.waitsFor, k)
 		}
 	}
 	return nil, nil
 }
 
-// waitFor adds to waitsFor the later segments named among run r's
-// offsets; one before this segment, segs[self], is a conflict: its records
-// end below them, so its name is above its records.
-func (sp *recSegPlan) waitFor(segs []segment, self int, r recRun) error {
-	i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
-	for ; i < len(segs) && segs[i].base < r.next; i++ {
-		switch {
-		case i < self:
-			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
-				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt))
-		case i > self:
-			sp.waitsFor = append(sp.waitsFor, i)
+// presentAt reports whether the segment named base is one of the runs,
+// made by an interrupted split.
+func (sp *recSegPlan) presentAt(base uint64) bool {
+	for j, r := range sp.scan.runs {
+		if sp.present[j] && r.first == base {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // misnamedOnly reports whether the segment's only fault is its name: its

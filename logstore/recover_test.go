@@ -1423,6 +1423,24 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 	overlapping := func(base uint64) func(t *testing.T, s *Store) {
 		return func(t *testing.T, s *Store) { recOverlapAfterDamage(t, s, base) }
 	}
+	// Segment 0 holds 0..9, offsets 3 and 6 damaged: two runs rescued,
+	// 4..5 and 7..9. After it, segment 10; or segment 6, named where
+	// offset 6 was lost, holding other values at 6..12.
+	twoDamages := func(after uint64) func(t *testing.T, s *Store) {
+		return func(t *testing.T, s *Store) {
+			dir := s.PartitionDir("t", 0)
+			all := recRecs(0, 20)
+			f := recSeg(all[0:10], 1)
+			f.log[f.pos[3]+29] ^= 1
+			f.log[f.pos[6]+29] ^= 1
+			recWriteSeg(t, dir, 0, f)
+			later := slices.Clone(all[after:13])
+			for i := range later {
+				later[i].value = "other"
+			}
+			recWriteSeg(t, dir, after, recSeg(later, 1))
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		fixture func(*testing.T, *Store)
@@ -1437,6 +1455,8 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		// quarantine; for segment 4's, which holds their name, too.
 		{"rescued run after an overlapping segment", overlapping(5), RecoverOptions{Salvage: true}},
 		{"rescued run into an overlapping segment's name", overlapping(4), RecoverOptions{Salvage: true}},
+		{"two runs rescued", twoDamages(10), RecoverOptions{Salvage: true}},
+		{"two runs rescued around an overlapping segment", twoDamages(6), RecoverOptions{Salvage: true}},
 	} {
 		fixture, second := tc.fixture, tc.second
 		t.Run(tc.name, func(t *testing.T) {
