@@ -819,8 +819,12 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			}
 			for _, k := range sp.waitsFor {
 				if b := p.segs[k]; !p.vacates(b) {
-					stuck[sp.seg.base] = fmt.Errorf("records after the damage in %s overlap segment %s, whose damage recover leaves in place: recover cannot split them off",
-						sp.seg.path(format.LogExt), b.seg.path(format.LogExt))
+					how := "recover cannot split them off"
+					if !opts.Salvage {
+						how += " (recover --salvage repairs both)"
+					}
+					stuck[sp.seg.base] = fmt.Errorf("records after the damage in %s overlap segment %s, whose damage is left in place: %s",
+						sp.seg.path(format.LogExt), b.seg.path(format.LogExt), how)
 					again = true
 					break
 				}

@@ -2176,3 +2176,48 @@ func TestRecoverEmptySegmentBelowFloor(t *testing.T) {
 		})
 	}
 }
+
+// A split an interrupted recover began waits for a later segment whose
+// records overlap its runs: plain recover, which leaves that segment's
+// corruption in place, leaves the split unfinished too and says so; with
+// --salvage both are repaired.
+func TestRecoverFinishSplitWaitsForDamagedSegment(t *testing.T) {
+	s := recStore(t, 1)
+	dir := s.PartitionDir("t", 0)
+	all := recRecs(0, 20)
+	f := recSeg(all[0:10], 1)
+	f.log[f.pos[3]+29] ^= 1
+	f.log[f.pos[6]+29] ^= 1
+	recWriteSeg(t, dir, 0, f)
+	// The run 4..5 is a segment already, as an interrupted split left it.
+	recWriteSeg(t, dir, 4, recSeg(all[4:6], 1))
+	later := slices.Clone(all[8:13])
+	for i := range later {
+		later[i].value = "other"
+	}
+	recWriteSeg(t, dir, 8, recSeg(later, 1))
+	before := recSnapshot(t, s.Dir())
+	rep := recRecover(t, s, RecoverOptions{})
+	if rep.Changed() || len(rep.Problems) == 0 || !strings.Contains(fmt.Sprint(rep.Segments[0].Problem), "overlap segment") ||
+		!strings.Contains(fmt.Sprint(rep.Segments[0].Problem), "recover --salvage repairs both") {
+		t.Fatalf("plain recover: %+v", rep)
+	}
+	recSameSnapshot(t, before, recSnapshot(t, s.Dir()))
+
+	rep = recRecover(t, s, RecoverOptions{Salvage: true})
+	if len(rep.Problems) > 0 || !rep.Segments[0].Finished {
+		t.Fatalf("salvage: %+v", rep)
+	}
+	offs, vals := recReadAll(t, s, 0)
+	if want := recOffsets([2]uint64{0, 3}, [2]uint64{4, 6}, [2]uint64{7, 13}); !slices.Equal(offs, want) {
+		t.Errorf("offsets %v, want %v", offs, want)
+	}
+	if vals[len(vals)-4] != all[9].value || vals[len(vals)-3] != "other" {
+		t.Errorf("values %q", vals)
+	}
+	if g := recGapRanges(t, dir); !slices.Equal(g, []string{"3..4", "6..7"}) {
+		t.Errorf("gaps %v", g)
+	}
+	recVerifyClean(t, s)
+	recNoChange(t, s, RecoverOptions{Salvage: true})
+}
