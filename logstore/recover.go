@@ -712,8 +712,9 @@ type recSegPlan struct {
 	action   recAction
 	present  []bool // per run: for runs[1:], already a segment of its own
 	// waitsFor are the later segments (indexes into the plan's) named
-	// among the offsets of runs[1:]: a split waits until they are gone
-	// from those names, whose offsets they hold only below their floor.
+	// below where runs[1:] end, but those an interrupted split made of
+	// them: their records there are below their floor, and a split waits
+	// until they are gone from those names.
 	waitsFor []int
 	tailGap  *recTailGap // after the last run of a split, when a segment follows
 	gaps     []int       // the gaps it leaves, as indexes into the report's
