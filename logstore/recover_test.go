@@ -1107,14 +1107,16 @@ func recNextBase(segs []segment, seg segment) uint64 {
 	return ^uint64(0)
 }
 
-// recOverlapAfterDamage writes segment 0 with offsets 0..9, offset 3
-// damaged, and segment base with other values at offsets base..11. It
-// returns the records of both, and the second's files.
-func recOverlapAfterDamage(t *testing.T, s *Store, base uint64) (all, other []recRec, otherSeg recFiles) {
+// recOverlapAfterDamage writes segment 0 with offsets 0..9, those in
+// damaged damaged, and segment base with other values at offsets
+// base..11. It returns the records of both, and the second's files.
+func recOverlapAfterDamage(t *testing.T, s *Store, base uint64, damaged ...int) (all, other []recRec, otherSeg recFiles) {
 	dir := s.PartitionDir("t", 0)
 	all = recRecs(0, 20)
 	f := recSeg(all[0:10], 1)
-	f.log[f.pos[3]+29] ^= 1
+	for _, o := range damaged {
+		f.log[f.pos[o]+29] ^= 1
+	}
 	recWriteSeg(t, dir, 0, f)
 	other = slices.Clone(all[base:12])
 	for i := range other {
@@ -1133,7 +1135,7 @@ func recOverlapAfterDamage(t *testing.T, s *Store, base uint64) (all, other []re
 func TestRecoverSalvageOverlapAfterDamage(t *testing.T) {
 	s := recStore(t, 1)
 	dir := s.PartitionDir("t", 0)
-	all, other, otherSeg := recOverlapAfterDamage(t, s, 5)
+	all, other, otherSeg := recOverlapAfterDamage(t, s, 5, 3)
 	before := recSnapshot(t, s.Dir())
 	rep := recRecover(t, s, RecoverOptions{})
 	if len(rep.Problems) != 2 || !errors.Is(rep.Problems[0], format.ErrCRC) || !errors.Is(rep.Problems[1], ErrOverlap) || rep.Changed() {
@@ -1420,26 +1422,8 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		recWrite(t, filepath.Join(dir, recName(10, ".log")), slices.Concat([]byte("garbage!"), f.log))
 		recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
 	}
-	overlapping := func(base uint64) func(t *testing.T, s *Store) {
-		return func(t *testing.T, s *Store) { recOverlapAfterDamage(t, s, base) }
-	}
-	// Segment 0 holds 0..9, offsets 3 and 6 damaged: two runs rescued,
-	// 4..5 and 7..9. After it, segment 10; or segment 6, named where
-	// offset 6 was lost, holding other values at 6..12.
-	twoDamages := func(after uint64) func(t *testing.T, s *Store) {
-		return func(t *testing.T, s *Store) {
-			dir := s.PartitionDir("t", 0)
-			all := recRecs(0, 20)
-			f := recSeg(all[0:10], 1)
-			f.log[f.pos[3]+29] ^= 1
-			f.log[f.pos[6]+29] ^= 1
-			recWriteSeg(t, dir, 0, f)
-			later := slices.Clone(all[after:13])
-			for i := range later {
-				later[i].value = "other"
-			}
-			recWriteSeg(t, dir, after, recSeg(later, 1))
-		}
+	overlapping := func(base uint64, damaged ...int) func(t *testing.T, s *Store) {
+		return func(t *testing.T, s *Store) { recOverlapAfterDamage(t, s, base, damaged...) }
 	}
 	for _, tc := range []struct {
 		name    string
@@ -1453,10 +1437,12 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		{"garbage segment removed", garbage, RecoverOptions{Salvage: true}},
 		// The rescued 4..9 wait for segment 5's overlapping 5..9 to go to
 		// quarantine; for segment 4's, which holds their name, too.
-		{"rescued run after an overlapping segment", overlapping(5), RecoverOptions{Salvage: true}},
-		{"rescued run into an overlapping segment's name", overlapping(4), RecoverOptions{Salvage: true}},
-		{"two runs rescued", twoDamages(10), RecoverOptions{Salvage: true}},
-		{"two runs rescued around an overlapping segment", twoDamages(6), RecoverOptions{Salvage: true}},
+		{"rescued run after an overlapping segment", overlapping(5, 3), RecoverOptions{Salvage: true}},
+		{"rescued run into an overlapping segment's name", overlapping(4, 3), RecoverOptions{Salvage: true}},
+		// Two runs rescued, 4..5 and 7..9; after them segment 10, or
+		// segment 6, named where offset 6 was lost.
+		{"two runs rescued", overlapping(10, 3, 6), RecoverOptions{Salvage: true}},
+		{"two runs rescued around an overlapping segment", overlapping(6, 3, 6), RecoverOptions{Salvage: true}},
 	} {
 		fixture, second := tc.fixture, tc.second
 		t.Run(tc.name, func(t *testing.T) {
@@ -2184,18 +2170,9 @@ func TestRecoverEmptySegmentBelowFloor(t *testing.T) {
 func TestRecoverFinishSplitWaitsForDamagedSegment(t *testing.T) {
 	s := recStore(t, 1)
 	dir := s.PartitionDir("t", 0)
-	all := recRecs(0, 20)
-	f := recSeg(all[0:10], 1)
-	f.log[f.pos[3]+29] ^= 1
-	f.log[f.pos[6]+29] ^= 1
-	recWriteSeg(t, dir, 0, f)
+	all, _, _ := recOverlapAfterDamage(t, s, 8, 3, 6)
 	// The run 4..5 is a segment already, as an interrupted split left it.
 	recWriteSeg(t, dir, 4, recSeg(all[4:6], 1))
-	later := slices.Clone(all[8:13])
-	for i := range later {
-		later[i].value = "other"
-	}
-	recWriteSeg(t, dir, 8, recSeg(later, 1))
 	before := recSnapshot(t, s.Dir())
 	rep := recRecover(t, s, RecoverOptions{})
 	if rep.Changed() || len(rep.Problems) == 0 || !strings.Contains(fmt.Sprint(rep.Segments[0].Problem), "overlap segment") ||
@@ -2209,10 +2186,10 @@ func TestRecoverFinishSplitWaitsForDamagedSegment(t *testing.T) {
 		t.Fatalf("salvage: %+v", rep)
 	}
 	offs, vals := recReadAll(t, s, 0)
-	if want := recOffsets([2]uint64{0, 3}, [2]uint64{4, 6}, [2]uint64{7, 13}); !slices.Equal(offs, want) {
+	if want := recOffsets([2]uint64{0, 3}, [2]uint64{4, 6}, [2]uint64{7, 12}); !slices.Equal(offs, want) {
 		t.Errorf("offsets %v, want %v", offs, want)
 	}
-	if vals[len(vals)-4] != all[9].value || vals[len(vals)-3] != "other" {
+	if vals[len(vals)-3] != all[9].value || vals[len(vals)-2] != "other" {
 		t.Errorf("values %q", vals)
 	}
 	if g := recGapRanges(t, dir); !slices.Equal(g, []string{"3..4", "6..7"}) {
