@@ -45,9 +45,13 @@ func recoverCommand() *cli.Command {
 			"place (exit status 3) unless --salvage is given: then the segment is split, the\n" +
 			"records after the damage moved to a new segment named after the first of them,\n" +
 			"the original kept whole in quarantine and the lost offsets recorded as a known gap\n" +
-			"in the partition's .gaps.json. Nothing later in the partition is ever deleted, and\n" +
-			"the next offset never goes down. A recover that was interrupted (killed, a full\n" +
-			"disk) is finished by running it again.\n\n" +
+			"in the partition's .gaps.json. Records whose offsets an earlier segment holds\n" +
+			"(an overlap) are corrupt too: --salvage moves them to quarantine, also where\n" +
+			"records rescued after damage take them, keeping what 'seglog read' reads, and\n" +
+			"removes a segment left with nothing valid at its name; an empty segment named\n" +
+			"below the next offset is removed without it. Nothing later in the partition is\n" +
+			"ever deleted, and the next offset never goes down. A recover that was\n" +
+			"interrupted (killed, a full disk) is finished by running it again.\n\n" +
 			"Prints a table for each partition something was (or, with --dry-run, would be)\n" +
 			"done to or is wrong with, then a line counting the partitions checked; with\n" +
 			"--quiet only the rows of what changed or is wrong, and nothing when nothing was.\n\n" +
@@ -218,7 +222,9 @@ func runRecover(e *env, o recoverOptions) error {
 			line := fmt.Sprintf("%s/%d: %s", rep.Topic, rep.Partition, errorLine(p))
 			var ce *logstore.CorruptionError
 			switch {
-			case errors.As(p, &ce) && !errors.Is(p, logstore.ErrOverlap) && !o.salvage:
+			case errors.As(p, &ce) && errors.Is(p, logstore.ErrOverlap) && !o.salvage:
+				line += fmt.Sprintf("; left in place: run 'seglog recover %s --partition %d --salvage' to move the overlapping records to quarantine", rep.Topic, rep.Partition)
+			case errors.As(p, &ce) && !o.salvage:
 				line += fmt.Sprintf("; left in place: run 'seglog recover %s --partition %d --salvage' to rescue the records after it", rep.Topic, rep.Partition)
 			default:
 				line += "; left in place"
@@ -398,6 +404,8 @@ func segmentNote(sr logstore.SegmentRecovery) string {
 		notes = append(notes, s)
 	case sr.Cut != nil:
 		notes = append(notes, fmt.Sprintf("incomplete record cut at byte %d", sr.Cut.From))
+	case sr.Removed:
+		notes = append(notes, "empty, and named below where the segment before ends: removed")
 	}
 	if sr.Problem != nil {
 		p := errorLine(sr.Problem)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -473,4 +474,67 @@ func TestRecoverIndexIsADirectory(t *testing.T) {
 	if got := mustRun(t, dir, "", "read", "t").stdout; got != "a\nb\n" {
 		t.Errorf("read after the failed recover: %q", got)
 	}
+}
+
+// rcOverlapping writes partition 0's segment base after segment 0, with
+// records at offsets base.. valued x<offset>.
+func rcOverlapping(t *testing.T, dir string, base uint64, n int) {
+	t.Helper()
+	var b []byte
+	for o := base; o < base+uint64(n); o++ {
+		b = format.AppendRecord(b, &format.Record{Offset: o, Timestamp: 1, Value: []byte(fmt.Sprint("x", o))})
+	}
+	if err := os.WriteFile(filepath.Join(dir, "t", "0", fmt.Sprintf("%020d.log", base)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An active segment whose records all overlap the segment before: plain
+// recover reports them with the --salvage advice (exit 3) and changes
+// nothing; --salvage moves them to quarantine, and append goes on after
+// the segment before.
+func TestRecoverOverlappingActiveSegment(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t")
+	mustRun(t, dir, "a\nb\nc\nd\ne\n", "append", "t")
+	rcOverlapping(t, dir, 1, 3)
+	pdir := filepath.Join(dir, "t", "0")
+	before := snapshot(t, pdir)
+
+	r := runIn(t, dir, nil, "recover", "t")
+	if r.code != exitProblems {
+		t.Fatalf("recover: exit %d, stderr %s", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, "t/0: corrupt record at byte 0 of ", "00000000000000000001.log (expected offset 5)",
+		"offsets 1..4 are in both", "seglog recover t --partition 0 --salvage", "to move the overlapping records to quarantine")
+	sameSnapshot(t, before, snapshot(t, pdir))
+	if r := runIn(t, dir, nil, "recover", "t", "--dry-run", "--salvage", "--json"); r.code != exitOK {
+		t.Fatalf("dry run: exit %d, stderr %s", r.code, r.stderr)
+	} else if p := rcParse(t, r.stdout).Partitions[0]; p.Next != 5 || len(p.Problems) != 0 {
+		t.Errorf("dry run: %s", r.stdout)
+	}
+	sameSnapshot(t, before, snapshot(t, pdir))
+
+	r = runIn(t, dir, nil, "recover", "t", "--salvage")
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("salvage: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "recovered, next offset 5") || !strings.Contains(r.stdout, "removed, as nothing valid is left at its name") {
+		t.Errorf("salvage:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(pdir, "00000000000000000001.log")); err == nil {
+		t.Error("the overlapping segment is still there")
+	}
+	if r := runIn(t, dir, nil, "verify-crc", "t"); r.code != exitOK {
+		t.Errorf("verify-crc after salvage: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	mustRun(t, dir, "f\n", "append", "t")
+	if got := readValues(t, dir, "t", 0); !slices.Equal(got, []string{"a", "b", "c", "d", "e", "f"}) {
+		t.Errorf("read after salvage and append: %q", got)
+	}
+	r = mustRun(t, dir, "", "quarantine", "list", "t")
+	if !strings.Contains(r.stdout, "00000000000000000001.log") {
+		t.Errorf("quarantine list:\n%s", r.stdout)
+	}
+	mustRun(t, dir, "", "recover", "t")
 }

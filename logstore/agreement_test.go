@@ -180,117 +180,19 @@ var agreeCases = map[string]agreeWant{
 // offsets concatenates runs of offsets.
 func offsets(runs ...[]uint64) []uint64 { return slices.Concat(runs...) }
 
-// agreeKey names a view of a fixture.
-type agreeKey struct{ fixture, view string }
-
-// knownDisagreements are the views that do not yet reach the fixture's
-// verdict, each with what is wrong. The test passes over them (and fails
-// when one agrees again, so the list stays true).
-var knownDisagreements = map[agreeKey]string{
-	{"overlap", "recover --dry-run --salvage"}:                  recoverCutOffset,
-	{"overlap-entire-closed", "recover --dry-run --salvage"}:    recoverCutOffset,
-	{"crc-flip-before-misnamed", "recover --dry-run"}:           recoverMisnamedBase,
-	{"crc-flip-before-misnamed", "recover --dry-run --salvage"}: recoverMisnamedBase,
-	{"crc-flip-before-misnamed", "recover --salvage"}:           recoverMisnamedBase,
-	{"hole-before-overlap", "recover --dry-run"}:                recoverRescuedNameTaken,
-	{"hole-before-overlap", "recover --dry-run --salvage"}:      recoverRescuedNameTaken,
-	{"hole-before-overlap", "recover --salvage"}:                recoverRescuedNameTaken,
-	{"misnamed-below-one-record", "recover --salvage"}:          recoverEmptyBelowFloor,
-	{"overlap-nested", "recover --dry-run --salvage"}:           recoverCutOffset,
-	{"overlap-nested", "recover --salvage"}:                     recoverEmptyBelowFloor,
-	{"overlap-entire-active", "recover --dry-run --salvage"}:    recoverNextOffset,
-	{"overlap-entire-active", "recover --salvage"}:              recoverNextOffset,
-}
-
-// The reasons of knownDisagreements.
-const (
-	// recover's cut names the offset of the segment's name, not the
-	// partition's next offset there (the floor) that readers expect.
-	recoverCutOffset = "recover's cut of an overlap names the wrong expected offset"
-	// recover finds the next offset with floor 0 (4, the overlapping
-	// records' end) and the plan's as the empty active segment's base (1):
-	// it refuses to do anything.
-	recoverNextOffset = "recover refuses an active segment whose records all overlap"
-	// recover's checkRescued takes a segment's name for its first offset:
-	// a run rescued before a segment named below its records is found to
-	// overlap it, and nothing is salvaged.
-	recoverMisnamedBase = "recover takes a misnamed segment's name for where its records start"
-	// A run rescued after damage would be named after its first offset,
-	// which a segment overlapping it holds: recover leaves the damage, and
-	// the overlap, in place.
-	recoverRescuedNameTaken = "recover cannot split off a run whose name an overlapping segment holds"
-	// recover finds the next offset with floor 0 (3, the empty active
-	// segment's base, below segment 0's end) and leaves that segment
-	// empty, named below the partition's next offset: append then refuses
-	// it as overlapping.
-	recoverEmptyBelowFloor = "recover leaves an empty active segment named below the next offset"
-)
-
-// knownInFuzz are the known disagreements as FuzzAgreement meets them, on
-// partitions it has no name for: views, where the partition holds the
-// damage that makes them disagree.
-var knownInFuzz = slices.Concat(
-	knownWhere(recoverMisnamedBase, func(a *agreement) bool { return a.misnamed }, recoverViews...),
-	knownWhere(recoverRescuedNameTaken, func(a *agreement) bool { return a.overlap }, recoverViews...),
-	knownWhere(recoverEmptyBelowFloor, func(a *agreement) bool { return a.activeBelowFloor }, "recover --salvage"),
-)
-
-var recoverViews = []string{"recover --dry-run", "recover --dry-run --salvage", "recover --salvage"}
-
-type knownWhen struct {
-	view, reason string
-	when         func(a *agreement) bool
-}
-
-func knownWhere(reason string, when func(a *agreement) bool, views ...string) []knownWhen {
-	var ks []knownWhen
-	for _, v := range views {
-		ks = append(ks, knownWhen{v, reason, when})
-	}
-	return ks
-}
-
 // agreement checks one fixture's views.
 type agreement struct {
-	tb       testing.TB
-	fixture  string // "" in the fuzz target
-	seen     map[string]bool
-	corrupt  bool // verify-crc finds corruption
-	misnamed bool // ... a misnamed segment
-	overlap  bool // ... overlapping segments
-	// activeBelowFloor: the active segment is named below the end of the
-	// segment before.
-	activeBelowFloor bool
+	tb      testing.TB
+	corrupt bool // verify-crc finds corruption
 }
 
-// check reports a view's disagreement, unless it is a known one.
+// check reports a view's disagreement.
 func (a *agreement) check(view string, ok bool, format string, args ...any) {
 	a.tb.Helper()
 	if ok {
 		return
 	}
-	msg := fmt.Sprintf(format, args...)
-	if reason, known := knownDisagreements[agreeKey{a.fixture, view}]; known && a.fixture != "" {
-		a.seen[view] = true
-		a.tb.Logf("%s: known disagreement (%s): %s", view, reason, msg)
-		return
-	}
-	for _, k := range knownInFuzz {
-		if a.fixture == "" && k.view == view && k.when(a) {
-			a.tb.Logf("%s: known disagreement (%s): %s", view, k.reason, msg)
-			return
-		}
-	}
-	a.tb.Errorf("%s: %s", view, msg)
-}
-
-// finish fails when a known disagreement of the fixture did not show.
-func (a *agreement) finish() {
-	for k := range knownDisagreements {
-		if k.fixture == a.fixture && !a.seen[k.view] {
-			a.tb.Errorf("%s: listed in knownDisagreements but agrees now: remove the entry", k.view)
-		}
-	}
+	a.tb.Errorf("%s: %s", view, fmt.Sprintf(format, args...))
 }
 
 func TestAgreement(t *testing.T) {
@@ -300,15 +202,9 @@ func TestAgreement(t *testing.T) {
 			if !ok {
 				t.Fatalf("golden partition %s has no case in agreeCases", fx.name)
 			}
-			a := &agreement{tb: t, fixture: fx.name, seen: map[string]bool{}}
+			a := &agreement{tb: t}
 			checkAgreement(a, filepath.Join(goldenDir, fx.name), &want)
-			a.finish()
 		})
-	}
-	for k := range knownDisagreements {
-		if _, ok := agreeCases[k.fixture]; !ok {
-			t.Errorf("knownDisagreements lists %s, which is no fixture", k.fixture)
-		}
 	}
 }
 
@@ -517,9 +413,6 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	}
 	corruption := slices.ContainsFunc(ver.damages, func(d *agreeDamage) bool { return d.Class == segfile.Corrupt })
 	a.corrupt = corruption
-	a.misnamed = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingMisnamed })
-	a.overlap = slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap })
-	a.activeBelowFloor = activeBelowFloor(tb, src)
 	segs := listSegs(tb, pdir)
 
 	// The next offset: the last valid record's + 1 (the last there is,
@@ -559,42 +452,6 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 			}
 		}
 	}
-}
-
-// activeBelowFloor reports whether the active segment of partition
-// directory src is named below where the segment before it ends: the next
-// offset of the partition without it.
-func activeBelowFloor(tb testing.TB, src string) bool {
-	tb.Helper()
-	segs := listSegs(tb, src)
-	return len(segs) > 1 && segs[len(segs)-1] < subPartition(tb, src, segs[:len(segs)-1]).Next
-}
-
-// subPartition is describe's view of a partition made of the segments of
-// src with the given bases only.
-func subPartition(tb testing.TB, src string, bases []uint64) logstore.PartitionStats {
-	tb.Helper()
-	dir, err := os.MkdirTemp(tb.TempDir(), "sub")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, base := range bases {
-		for _, ext := range []string{".log", ".index", ".timeindex"} {
-			if b, err := os.ReadFile(filepath.Join(src, swName(base, ext))); err == nil {
-				swWriteFile(tb, filepath.Join(dir, swName(base, ext)), b)
-			}
-		}
-	}
-	p, err := logstore.OpenPartitionDir(dir, "sub")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer p.Close()
-	st, err := p.Stats()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return st
 }
 
 // listSegs is the base offsets of the segments in dir.
@@ -1221,7 +1078,7 @@ func FuzzAgreement(f *testing.F) {
 		segs, recs := agreeGenerate(seed)
 		src := filepath.Join(t.TempDir(), "p")
 		agreeWrite(t, src, segs)
-		a := &agreement{tb: t, seen: map[string]bool{}}
+		a := &agreement{tb: t}
 		checkAgreement(a, src, nil)
 
 		root := agreeCopy(t, src)

@@ -663,6 +663,7 @@ const (
 	recSplit                   // salvage: rescued runs become segments, the damage is cut
 	recRename                  // a misnamed segment takes its first record's name
 	recLeave                   // damage left in place (a problem)
+	recDrop                    // an empty segment named below its floor is removed
 )
 
 // recRun is a stretch of valid records with contiguous offsets.
@@ -710,13 +711,19 @@ type recSegPlan struct {
 	tidx     recIndexCheck // and the .timeindex
 	action   recAction
 	present  []bool // per run: for runs[1:], already a segment of its own
-	gaps     []int  // the gaps it leaves, as indexes into the report's
-	rep      int    // its entry in the report
-	// inPlace: runs[0] is empty and runs[1] starts at the segment's base
-	// offset, so runs[1] replaces the segment's contents instead of
-	// becoming a segment of its own.
-	inPlace bool
-	prog    *recProgress // nil: no progress reports
+	// waitsFor are the later segments (indexes into the plan's) named
+	// below where runs[1:] end, but those an interrupted split made of
+	// them: their records there are below their floor, and a split waits
+	// until they are gone from those names.
+	waitsFor []int
+	tailGap  *recTailGap // after the last run of a split, when a segment follows
+	gaps     []int       // the gaps it leaves, as indexes into the report's
+	rep      int         // its entry in the report
+	// kept: runs[0] is empty and runs[kept] starts at the segment's base
+	// offset, so it replaces the segment's contents instead of becoming
+	// a segment of its own (0: none does).
+	kept int
+	prog *recProgress // nil: no progress reports
 }
 
 // recPlan is a partition's plan.
@@ -759,8 +766,17 @@ func (s *Store) recoverPartition(topic string, part int, storedInterval int, opt
 	if !opts.DryRun {
 		err = s.recExecute(p)
 	}
-	// New segments were listed after the one they came from.
-	slices.SortStableFunc(p.rep.Segments, func(a, b SegmentRecovery) int { return cmp.Compare(a.Base, b.Base) })
+	// New segments were listed after the one they came from; one taking
+	// the name of a segment removed before it comes after that one.
+	made := func(sr SegmentRecovery) int {
+		if sr.SplitFrom != "" {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(p.rep.Segments, func(a, b SegmentRecovery) int {
+		return cmp.Or(cmp.Compare(a.Base, b.Base), cmp.Compare(made(a), made(b)))
+	})
 	if err != nil {
 		return p.rep, fmt.Errorf("recover %s: %w", name, err)
 	}
@@ -776,25 +792,92 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	if len(segs) == 0 {
 		return nil
 	}
-	bases := map[uint64]bool{}
-	for _, seg := range segs {
-		bases[seg.base] = true
-	}
 	intervals, err := recIntervals(segs, storedInterval)
 	if err != nil {
 		return err
 	}
 	// The next offset as readers and writers see it, found the way they
 	// find it: the plan must not lower it.
-	if p.rep.Next, err = recNextOffset(p.dir, segs); err != nil {
+	e, err := (&Partition{dir: p.dir, name: p.dir, segs: segs}).extentOf()
+	if err != nil {
 		return err
 	}
-	own := map[uint64]bool{} // segments an interrupted split made
-	var left *segment        // the segment before, when its damage is left in place
-	prevNext := uint64(0)    // offsets below this are taken once the plan is carried out
+	p.rep.Next = e.Next
+	// A split waits for the later segments holding offsets of its rescued
+	// runs to give them up (recExecute carries those out first). One that
+	// keeps them leaves the split's damage in place: the plan is made
+	// again with it stuck, which only such a segment's damage left in
+	// place, unsalvaged, can cause.
+	stuck := map[uint64]error{}
+	for {
+		if err := p.planSegments(segs, intervals, stuck, opts); err != nil {
+			return err
+		}
+		again := false
+		for _, sp := range p.segs {
+			if sp.action != recSplit || stuck[sp.seg.base] != nil {
+				continue
+			}
+			for _, k := range sp.waitsFor {
+				if b := p.segs[k]; !p.vacates(b) {
+					how := "recover cannot split them off"
+					if !opts.Salvage {
+						how += " (recover --salvage repairs both)"
+					}
+					stuck[sp.seg.base] = fmt.Errorf("records after the damage in %s overlap segment %s, whose damage is left in place: %s",
+						sp.seg.path(format.LogExt), b.seg.path(format.LogExt), how)
+					again = true
+					break
+				}
+			}
+		}
+		if !again {
+			break
+		}
+		opts.prog = nil // every byte was counted once already
+	}
+	if after := p.next(); after < p.rep.Next {
+		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
+	}
+	return nil
+}
+
+// vacates reports whether the plan takes every record of segment sp out
+// of its name: it is removed, or renamed.
+func (p *recPlan) vacates(sp *recSegPlan) bool {
+	return sp.action == recRename || p.rep.Segments[sp.rep].Removed
+}
+
+// next is the partition's next offset once the plan is carried out:
+// where the highest run of valid records it keeps ends.
+func (p *recPlan) next() uint64 {
+	var next uint64
+	for _, sp := range p.segs {
+		next = max(next, sp.scan.last().next)
+	}
+	return next
+}
+
+// planSegments makes the plan for every segment, those in stuck leaving
+// their damage in place with that problem.
+func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64]error, opts RecoverOptions) error {
+	p.segs, p.rep.Segments, p.rep.Gaps, p.rep.Problems = nil, nil, nil, nil
+	bases := map[uint64]bool{}
+	for _, seg := range segs {
+		bases[seg.base] = true
+	}
+	var left *segment     // the segment before, when its damage is left in place
+	prevNext := uint64(0) // offsets below this are taken once the plan is carried out
+	// Runs an interrupted split made segments of: each follows the run
+	// before it once the split is finished, whatever the runs after it.
+	made := map[uint64]bool{}
 	for i, seg := range segs {
 		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
-		if err := sp.scanSegment(prevNext); err != nil {
+		floor := prevNext
+		if made[seg.base] {
+			floor = min(floor, seg.base)
+		}
+		if err := sp.scanSegment(floor); err != nil {
 			return err
 		}
 		sc := &sp.scan
@@ -804,16 +887,26 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		middle := len(sc.runs) > 1
 		trailing := sc.last().end < sc.size
 		switch {
+		case sc.size == 0 && seg.base < sp.floor:
+			// Empty and named below where the segments before end: in the
+			// way of the next append, and nothing to cut.
+			sp.action = recDrop
 		case !middle && !trailing:
 			sp.action = recNone
 		case sp.active && !middle && sc.damage[0].d.Class == segfile.Incomplete:
 			sp.action = recTail
 		default:
 			sp.action = recLeave
-			conflict := sp.checkRescued(segs, bases)
+			conflict, err := sp.checkRescued(segs, i, bases)
+			if err != nil {
+				return err
+			}
 			if d := sc.damage[0]; conflict == nil && left != nil && errors.Is(d.reason, ErrOverlap) {
 				conflict = fmt.Errorf("records of %s below offset %d overlap %s, which recover leaves as it is: it cannot tell which are right",
 					seg.path(format.LogExt), d.offset, left.path(format.LogExt))
+			}
+			if conflict == nil {
+				conflict = stuck[seg.base]
 			}
 			switch {
 			case conflict != nil:
@@ -831,23 +924,27 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			p.rep.Problems = append(p.rep.Problems, sr.Problem)
 		}
 		left = nil
-		if sp.action == recLeave {
-			left = &sp.seg // damage left in place: what overlaps it stays too
+		if sp.action == recLeave && (opts.Salvage || !errors.As(sr.Problem, new(*CorruptionError))) {
+			// Damage left in place that salvage would not cut: what
+			// overlaps it stays too.
+			left = &sp.seg
 		}
 		switch {
 		case sp.action == recLeave:
 			sr.Records, sr.ValidBytes = sc.records()
 			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
-		case sp.action == recSplit && sp.inPlace, sp.action == recRename:
-			r1 := sc.runs[1]
-			sr.Records, sr.ValidBytes = r1.next-r1.first, r1.end-r1.pos
+		case sp.action == recSplit && sp.kept > 0, sp.action == recRename:
+			r := sc.runs[max(sp.kept, 1)]
+			sr.Records, sr.ValidBytes = r.next-r.first, r.end-r.pos
 			sr.Index, sr.TimeIndex = IndexRebuilt, IndexRebuilt
 			if sp.action == recRename {
-				sr.RenamedTo = format.SegmentName(r1.first, format.LogExt)
+				sr.RenamedTo = format.SegmentName(r.first, format.LogExt)
 			}
-		case sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1):
+		case sp.action == recDrop,
+			sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1 || seg.base < sp.floor):
 			// Nothing valid at the segment's name, and a segment follows
-			// it: an empty segment there would only be in the way.
+			// it or the segments before end above its name: an empty
+			// segment there would only be in the way.
 			sr.Removed = true
 			sr.Index, sr.TimeIndex = IndexRemoved, IndexRemoved
 		default:
@@ -860,21 +957,22 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 			sr.Cut = &RecoverCut{From: d.pos, To: sc.size, Offset: d.offset,
 				Reason: "incomplete record at the end of the active segment (" + d.reason.Error() + "), cut by recover"}
 		case recSplit:
-			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: run0.next, Whole: true}
+			// The offset expected where the cut begins, as readers report
+			// it: above the segment's name when its first records overlap
+			// the segments before.
+			sr.Cut = &RecoverCut{From: run0.end, To: sc.size, Offset: sc.damage[0].offset, Whole: true}
 		}
 		sp.rep = len(p.rep.Segments)
 		p.rep.Segments = append(p.rep.Segments, sr)
 		switch sp.action {
 		case recSplit:
 			p.planSplit(sp, segs, i)
-			prevNext = max(prevNext, run0.next)
-			for j, r := range sc.runs[1:] {
-				if sp.present[j+1] {
-					own[r.first] = true
-				} else {
-					prevNext = max(prevNext, r.next)
+			for j, r := range sc.runs {
+				if sp.present[j] {
+					made[r.first] = true
 				}
 			}
+			prevNext = max(prevNext, sc.last().next)
 		case recLeave, recRename:
 			prevNext = max(prevNext, sc.last().next)
 		default:
@@ -882,17 +980,8 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		}
 		p.segs = append(p.segs, sp)
 	}
-	// Readers take the most any segment reaches for the next offset.
-	if after := prevNext; after < p.rep.Next {
-		return fmt.Errorf("the plan would lower the next offset from %d to %d; nothing was changed", p.rep.Next, after)
-	}
+	p.planTailGaps()
 	return nil
-}
-
-// recNextOffset is the partition's next offset as Bounds finds it.
-func recNextOffset(dir string, segs []segment) (uint64, error) {
-	e, err := (&Partition{dir: dir, name: dir, segs: segs}).extentOf()
-	return e.Next, err
 }
 
 // planSplit adds to the report the segments a split makes and the gaps it
@@ -901,12 +990,11 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 	sc := &sp.scan
 	sr := &p.rep.Segments[sp.rep]
 	d0 := sc.damage[0]
-	logPath := sp.seg.path(format.LogExt)
 	var moved []string
 	var made []SegmentRecovery
 	for j, r := range sc.runs[1:] {
 		name := format.SegmentName(r.first, format.LogExt)
-		if j == 0 && sp.inPlace {
+		if j+1 == sp.kept {
 			moved = append(moved, fmt.Sprintf("%d..%d kept in %s (rewritten)", r.first, r.next-1, name))
 			continue
 		}
@@ -925,94 +1013,120 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 		sr.Cut.Reason += ", records " + strings.Join(moved, ", ")
 	}
 	// Offsets the damage took: between runs, and after the last run up to
-	// the next segment that is not one of this split's.
-	next := uint64(0)
-	hasNext := false
-	for _, seg := range segs[i+1:] {
-		if seg.base >= sc.last().next {
-			next, hasNext = seg.base, true
-			break
-		}
-	}
+	// the next segment that is not one of this split's (planTailGaps,
+	// once that one is scanned).
 	for j, d := range sc.damage {
 		// Offsets below the floor are the segments' before.
 		from := max(sc.runs[j].next, d.offset, sp.floor)
-		var to uint64
-		switch {
-		case j+1 < len(sc.runs):
-			to = sc.runs[j+1].first
-		case hasNext:
-			to = next
-		default:
-			continue // the end of the partition: nothing is missing after it
-		}
-		if to <= from {
+		if j+1 < len(sc.runs) {
+			p.addGap(sp, from, sc.runs[j+1].first, d)
 			continue
 		}
-		g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
-			d.pos, logPath, d.offset, d.reason.Error())}
-		sp.gaps = append(sp.gaps, len(p.rep.Gaps))
-		p.rep.Gaps = append(p.rep.Gaps, g)
+		for k := i + 1; k < len(segs); k++ {
+			if segs[k].base >= sc.last().next {
+				sp.tailGap = &recTailGap{from: from, next: k, d: d}
+				break
+			}
+		}
 	}
 	p.rep.Segments = append(p.rep.Segments, made...)
 }
 
+// recTailGap is the gap a split leaves after its last run, up to where
+// the records of segment next (an index into the plan's) start.
+type recTailGap struct {
+	from uint64
+	next int
+	d    recDamage
+}
+
+// planTailGaps adds the gaps splits leave after their last runs: up to
+// the next segment's base, or its first valid record below that (it is
+// misnamed).
+func (p *recPlan) planTailGaps() {
+	for _, sp := range p.segs {
+		if t := sp.tailGap; t != nil {
+			next := p.segs[t.next]
+			to := next.seg.base
+			for _, r := range next.scan.runs {
+				if r.next > r.first {
+					to = min(to, r.first)
+					break
+				}
+			}
+			p.addGap(sp, t.from, to, t.d)
+		}
+	}
+}
+
+// addGap records offsets [from, to) as lost to damage d of sp's segment.
+func (p *recPlan) addGap(sp *recSegPlan, from, to uint64, d recDamage) {
+	if to <= from {
+		return
+	}
+	g := Gap{From: from, To: to, Reason: fmt.Sprintf("recover --salvage cut a corrupt record at byte %d of %s (expected offset %d): %s",
+		d.pos, sp.seg.path(format.LogExt), d.offset, d.reason.Error())}
+	sp.gaps = append(sp.gaps, len(p.rep.Gaps))
+	p.rep.Gaps = append(p.rep.Gaps, g)
+}
+
 // checkRescued decides, for each run after the first, whether it already
 // is a segment of its own (an interrupted split made it) and whether it
-// can become one: no existing segment may hold other data at its offsets.
-func (sp *recSegPlan) checkRescued(segs []segment, bases map[uint64]bool) error {
+// can become one. A later segment named below where the runs end (but for
+// those they already are) holds records readers take for overlap there:
+// the split waits for it to give up its name (waitsFor).
+func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bool) (conflict, err error) {
 	sc := &sp.scan
 	sp.present = make([]bool, len(sc.runs))
 	for j, r := range sc.runs {
 		if j == 0 {
 			continue
 		}
-		if r.first == sp.seg.base && j == 1 && sc.runs[0].end == 0 {
-			// Nothing valid precedes the damage: the run stays in this
-			// segment, whose files are replaced by ones holding only it.
-			// Offsets only grow along a scan, so no other run can be here.
-			if other, ok := sp.otherSegmentIn(segs, r); ok {
-				return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot rescue them",
-					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
-			}
-			sp.inPlace = true
+		// Runs are named above the segment's name, but for those of a
+		// misnamed one below it: no segment before may be named there.
+		i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
+		if i < self && segs[i].base < r.next {
+			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
+				r.first, r.next-1, sp.seg.path(format.LogExt), segs[i].path(format.LogExt)), nil
+		}
+		if r.first == sp.seg.base && sc.runs[0].end == 0 {
+			// Nothing valid at the segment's name precedes the damage: the
+			// run stays in this segment, whose files are replaced by ones
+			// holding only it. Runs before it are below the name (the
+			// segment is misnamed) and become segments of their own.
+			sp.kept = j
 			continue
 		}
 		if r.first == sp.seg.base {
 			return fmt.Errorf("records %d..%d after the damage in %s start at the segment's own base offset: recover cannot split them off (read --skip-corrupt reads them)",
-				r.first, r.next-1, sp.seg.path(format.LogExt))
+				r.first, r.next-1, sp.seg.path(format.LogExt)), nil
 		}
 		if bases[r.first] {
 			other := segment{dir: sp.seg.dir, base: r.first}
 			same, err := recSamePrefix(sp.seg.path(format.LogExt), r.pos, r.end, other.path(format.LogExt))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if !same {
-				return fmt.Errorf("records %d..%d after the damage in %s cannot be split off: %s exists and holds other data",
-					r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
-			}
-			sp.present[j] = true
-			continue
-		}
-		if other, ok := sp.otherSegmentIn(segs, r); ok {
-			return fmt.Errorf("records %d..%d after the damage in %s overlap segment %s: recover cannot split them off",
-				r.first, r.next-1, sp.seg.path(format.LogExt), other.path(format.LogExt))
+			sp.present[j] = same
 		}
 	}
-	return nil
+	for k := self + 1; k < len(segs) && segs[k].base < sc.last().next; k++ {
+		if !sp.presentAt(segs[k].base) {
+			sp.waitsFor = append(sp.waitsFor, k)
+		}
+	}
+	return nil, nil
 }
 
-// otherSegmentIn is the first segment but this one whose base offset is
-// among run r's offsets.
-func (sp *recSegPlan) otherSegmentIn(segs []segment, r recRun) (segment, bool) {
-	i, _ := slices.BinarySearchFunc(segs, r.first, func(s segment, b uint64) int { return cmp.Compare(s.base, b) })
-	for ; i < len(segs) && segs[i].base < r.next; i++ {
-		if segs[i].base != sp.seg.base {
-			return segs[i], true
+// presentAt reports whether the segment named base is one of the runs,
+// made by an interrupted split.
+func (sp *recSegPlan) presentAt(base uint64) bool {
+	for j, r := range sp.scan.runs {
+		if sp.present[j] && r.first == base {
+			return true
 		}
 	}
-	return segment{}, false
+	return false
 }
 
 // misnamedOnly reports whether the segment's only fault is its name: its
@@ -1255,25 +1369,52 @@ func (c *recIndexCheck) action() IndexAction {
 	return IndexTrimmed
 }
 
-// recExecute carries out a plan.
+// recExecute carries out a plan, segment by segment, each after the ones
+// it waits for: a split writes a rescued run only once the segments named
+// among its offsets are gone from there, so that at every step readers
+// take the same records for valid as before.
 func (s *Store) recExecute(p *recPlan) error {
-	for _, sp := range p.segs {
-		var err error
+	done := make([]bool, len(p.segs))
+	var execute func(i int) error
+	execute = func(i int) error {
+		if done[i] {
+			return nil
+		}
+		done[i] = true
+		sp := p.segs[i]
 		switch sp.action {
 		case recTail:
-			err = s.recCutTail(p, sp)
+			return s.recCutTail(p, sp)
 		case recSplit:
-			err = s.recSplit(p, sp)
+			for _, k := range sp.waitsFor {
+				if err := execute(k); err != nil {
+					return err
+				}
+			}
+			return s.recSplit(p, sp)
 		case recRename:
-			err = s.recRename(sp)
+			return s.recRename(sp)
+		case recDrop:
+			return s.recDrop(sp)
 		case recNone:
-			err = s.recFixIndexes(sp, sp.seg.path(format.LogExt))
+			return s.recFixIndexes(sp, sp.seg.path(format.LogExt))
 		}
-		if err != nil {
+		return nil
+	}
+	for i := range p.segs {
+		if err := execute(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recDrop removes an empty segment, its .log first.
+func (s *Store) recDrop(sp *recSegPlan) error {
+	if err := s.fs.Remove(sp.seg.path(format.LogExt)); err != nil {
+		return err
+	}
+	return s.recRemoveIndexes(sp.seg)
 }
 
 // recCutTail saves the active segment's incomplete tail to quarantine and
@@ -1337,7 +1478,7 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		return err
 	}
 	for j, r := range sc.runs {
-		if j == 0 || sp.present[j] || (j == 1 && sp.inPlace) {
+		if j == 0 || sp.present[j] || j == sp.kept {
 			continue
 		}
 		if _, err := s.recWriteSegment(f, r, sp.interval, p.dir, false); err != nil {
@@ -1351,11 +1492,11 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 			return undo(err)
 		}
 	}
-	if sp.inPlace {
+	if sp.kept > 0 {
 		// The cut: the segment's files replaced by ones holding only the
 		// rescued run. Once its .log is renamed, the original lives on in
 		// quarantine only (a hard link there is now its only name).
-		if replaced, err := s.recWriteSegment(f, sc.runs[1], sp.interval, p.dir, true); err != nil {
+		if replaced, err := s.recWriteSegment(f, sc.runs[sp.kept], sp.interval, p.dir, true); err != nil {
 			if replaced {
 				return err
 			}

@@ -1107,25 +1107,66 @@ func recNextBase(segs []segment, seg segment) uint64 {
 	return ^uint64(0)
 }
 
-func TestRecoverOverlapLeftAlone(t *testing.T) {
-	s := recStore(t, 1)
+// recOverlapAfterDamage writes segment 0 with offsets 0..9, those in
+// damaged damaged, and segment base with other values at offsets
+// base..11. It returns the records of both, and the second's files.
+func recOverlapAfterDamage(t *testing.T, s *Store, base uint64, damaged ...int) (all, other []recRec, otherSeg recFiles) {
 	dir := s.PartitionDir("t", 0)
-	all := recRecs(0, 20)
+	all = recRecs(0, 20)
 	f := recSeg(all[0:10], 1)
-	f.log[f.pos[3]+29] ^= 1
+	for _, o := range damaged {
+		f.log[f.pos[o]+29] ^= 1
+	}
 	recWriteSeg(t, dir, 0, f)
-	// A foreign segment holding other data at the offsets after the damage.
-	other := slices.Clone(all[5:12])
+	other = slices.Clone(all[base:12])
 	for i := range other {
 		other[i].value = "other"
 	}
-	recWriteSeg(t, dir, 5, recSeg(other, 1))
+	otherSeg = recSeg(other, 1)
+	recWriteSeg(t, dir, base, otherSeg)
+	return all, other, otherSeg
+}
+
+// A later segment holding other data at the offsets of records rescued
+// after damage: readers take the rescued records for valid and the other
+// segment's for overlap, and so does recover. Plain recover reports the
+// damage for --salvage, and changes nothing; salvage keeps what readers
+// read, and moves the other segment's overlapping records to quarantine.
+func TestRecoverSalvageOverlapAfterDamage(t *testing.T) {
+	s := recStore(t, 1)
+	dir := s.PartitionDir("t", 0)
+	all, other, otherSeg := recOverlapAfterDamage(t, s, 5, 3)
 	before := recSnapshot(t, s.Dir())
-	rep := recRecover(t, s, RecoverOptions{Salvage: true})
-	if len(rep.Problems) == 0 || rep.Segments[0].Problem == nil || rep.Changed() {
-		t.Fatalf("report %+v", rep)
+	rep := recRecover(t, s, RecoverOptions{})
+	if len(rep.Problems) != 2 || !errors.Is(rep.Problems[0], format.ErrCRC) || !errors.Is(rep.Problems[1], ErrOverlap) || rep.Changed() {
+		t.Fatalf("plain recover: %+v", rep)
 	}
 	recSameSnapshot(t, before, recSnapshot(t, s.Dir()))
+
+	rep = recRecover(t, s, RecoverOptions{Salvage: true})
+	if len(rep.Problems) > 0 || rep.Next != 12 {
+		t.Fatalf("salvage: %+v", rep)
+	}
+	offs, vals := recReadAll(t, s, 0)
+	var want []string
+	for _, r := range slices.Concat(all[0:3], all[4:10], other[10-5:]) {
+		want = append(want, r.value)
+	}
+	if !slices.Equal(offs, recOffsets([2]uint64{0, 3}, [2]uint64{4, 12})) || !slices.Equal(vals, want) {
+		t.Errorf("after salvage: offsets %v, values %v; want values %v", offs, vals, want)
+	}
+	if g := recGapRanges(t, dir); !slices.Equal(g, []string{"3..4"}) {
+		t.Errorf("gaps %v", g)
+	}
+	qdata, _ := recQuarantine(t, s)
+	found := false
+	for _, q := range qdata {
+		found = found || bytes.Equal(q, otherSeg.log)
+	}
+	if !found {
+		t.Errorf("the overlapping segment is not in quarantine as it was")
+	}
+	recNoChange(t, s, RecoverOptions{Salvage: true})
 }
 
 func TestRecoverDryRun(t *testing.T) {
@@ -1381,6 +1422,9 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		recWrite(t, filepath.Join(dir, recName(10, ".log")), slices.Concat([]byte("garbage!"), f.log))
 		recWriteSeg(t, dir, 20, recSeg(all[20:25], 1))
 	}
+	overlapping := func(base uint64, damaged ...int) func(t *testing.T, s *Store) {
+		return func(t *testing.T, s *Store) { recOverlapAfterDamage(t, s, base, damaged...) }
+	}
 	for _, tc := range []struct {
 		name    string
 		fixture func(*testing.T, *Store)
@@ -1391,6 +1435,14 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 		{"torn tail", tail, RecoverOptions{}},
 		{"misnamed segment renamed", misnamed, RecoverOptions{}},
 		{"garbage segment removed", garbage, RecoverOptions{Salvage: true}},
+		// The rescued 4..9 wait for segment 5's overlapping 5..9 to go to
+		// quarantine; for segment 4's, which holds their name, too.
+		{"rescued run after an overlapping segment", overlapping(5, 3), RecoverOptions{Salvage: true}},
+		{"rescued run into an overlapping segment's name", overlapping(4, 3), RecoverOptions{Salvage: true}},
+		// Two runs rescued, 4..5 and 7..9; after them segment 10, or
+		// segment 6, named where offset 6 was lost.
+		{"two runs rescued", overlapping(10, 3, 6), RecoverOptions{Salvage: true}},
+		{"two runs rescued around an overlapping segment", overlapping(6, 3, 6), RecoverOptions{Salvage: true}},
 	} {
 		fixture, second := tc.fixture, tc.second
 		t.Run(tc.name, func(t *testing.T) {
@@ -2067,4 +2119,82 @@ func TestRecoverGarbageAtBaseFaults(t *testing.T) {
 			recNoChange(t, s, RecoverOptions{Salvage: true})
 		})
 	}
+}
+
+// An empty segment named below where the segment before ends (what a
+// salvage that cut every record of it left, before it removed such a
+// segment) is in the way of the next append: recover removes it, also
+// without --salvage, as there is nothing in it to cut.
+func TestRecoverEmptySegmentBelowFloor(t *testing.T) {
+	for _, salvage := range []bool{false, true} {
+		t.Run(fmt.Sprint("salvage=", salvage), func(t *testing.T) {
+			s := recStore(t, 1)
+			dir := s.PartitionDir("t", 0)
+			recWriteSeg(t, dir, 0, recSeg(recRecs(0, 5), 1))
+			recWriteSeg(t, dir, 3, recFiles{})
+			if w, err := s.OpenWriter("t", 0, WriterOptions{}); err == nil {
+				w.Close()
+				t.Fatal("a writer opened on an active segment named below the next offset")
+			}
+			dry := recRecover(t, s, RecoverOptions{DryRun: true, Salvage: salvage})
+			if len(dry.Segments) != 2 || !dry.Segments[1].Removed || dry.Segments[1].Cut != nil || dry.Next != 5 {
+				t.Fatalf("dry run: %+v", dry)
+			}
+			rep := recRecover(t, s, RecoverOptions{Salvage: salvage})
+			if len(rep.Problems) > 0 || !rep.Changed() || rep.Next != 5 {
+				t.Fatalf("recover: %+v", rep)
+			}
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				if _, err := os.Stat(filepath.Join(dir, recName(3, ext))); err == nil {
+					t.Errorf("%s is still there", recName(3, ext))
+				}
+			}
+			recVerifyClean(t, s)
+			w, err := s.OpenWriter("t", 0, WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if off, err := w.Append(0, nil, []byte("next")); err != nil || off != 5 {
+				t.Errorf("append: offset %d, %v", off, err)
+			}
+			w.Close()
+			recNoChange(t, s, RecoverOptions{Salvage: true})
+		})
+	}
+}
+
+// A split an interrupted recover began waits for a later segment whose
+// records overlap its runs: plain recover, which leaves that segment's
+// corruption in place, leaves the split unfinished too and says so; with
+// --salvage both are repaired.
+func TestRecoverFinishSplitWaitsForDamagedSegment(t *testing.T) {
+	s := recStore(t, 1)
+	dir := s.PartitionDir("t", 0)
+	all, _, _ := recOverlapAfterDamage(t, s, 8, 3, 6)
+	// The run 4..5 is a segment already, as an interrupted split left it.
+	recWriteSeg(t, dir, 4, recSeg(all[4:6], 1))
+	before := recSnapshot(t, s.Dir())
+	rep := recRecover(t, s, RecoverOptions{})
+	if rep.Changed() || len(rep.Problems) == 0 || !strings.Contains(fmt.Sprint(rep.Segments[0].Problem), "overlap segment") ||
+		!strings.Contains(fmt.Sprint(rep.Segments[0].Problem), "recover --salvage repairs both") {
+		t.Fatalf("plain recover: %+v", rep)
+	}
+	recSameSnapshot(t, before, recSnapshot(t, s.Dir()))
+
+	rep = recRecover(t, s, RecoverOptions{Salvage: true})
+	if len(rep.Problems) > 0 || !rep.Segments[0].Finished {
+		t.Fatalf("salvage: %+v", rep)
+	}
+	offs, vals := recReadAll(t, s, 0)
+	if want := recOffsets([2]uint64{0, 3}, [2]uint64{4, 6}, [2]uint64{7, 12}); !slices.Equal(offs, want) {
+		t.Errorf("offsets %v, want %v", offs, want)
+	}
+	if vals[len(vals)-3] != all[9].value || vals[len(vals)-2] != "other" {
+		t.Errorf("values %q", vals)
+	}
+	if g := recGapRanges(t, dir); !slices.Equal(g, []string{"3..4", "6..7"}) {
+		t.Errorf("gaps %v", g)
+	}
+	recVerifyClean(t, s)
+	recNoChange(t, s, RecoverOptions{Salvage: true})
 }
