@@ -539,6 +539,16 @@ func checkDescribe(a *agreement, p *logstore.Partition, valid []uint64, start, n
 	a.check("bounds", start == wantStart, "Bounds start %d, want %d", start, wantStart)
 	_, bnext, _ := p.Bounds()
 	a.check("bounds", bnext == next, "Bounds next %d, want %d", bnext, next)
+	// describe --timeline counts records from the time index as describe
+	// does from the index: exact where nothing is corrupt, never more
+	// records than offsets, and none of a segment's below its floor.
+	counts, err := p.Timeline(math.MinInt64, math.MaxInt64, 1)
+	if err != nil {
+		a.tb.Fatalf("Timeline: %v", err)
+	}
+	n := uint64(len(valid))
+	a.check("describe --timeline", counts[0] <= max(next-wantStart, n) && (counts[0] == n || a.corrupt),
+		"counts %d records, read --skip-corrupt reads %d, offsets %d..%d", counts[0], n, wantStart, next)
 }
 
 // checkAppend opens a writer on a copy: it appends at the next offset, or

@@ -37,7 +37,11 @@ func (p *Partition) timeBefore(off uint64) (int64, error) {
 		}
 	}
 	for ; i >= 0; i-- {
-		end, err := segmentEnd(p.segs[i], 0, i == len(p.segs)-1, false)
+		floor, err := p.floorOf(i)
+		if err != nil {
+			return math.MinInt64, err
+		}
+		end, err := segmentEnd(p.segs[i], floor, i == len(p.segs)-1, false)
 		if err != nil {
 			return math.MinInt64, err
 		}

@@ -38,14 +38,16 @@ func (p *Partition) Timeline(from, to int64, buckets int) ([]uint64, error) {
 		clock = runningMax(clock, ts) // a record's time (recordtime.go)
 		counts[bucketOf(from, to, buckets, clock)] += n
 	}
+	floor := uint64(0) // where the segments before end: offsets below are theirs
 	for i, seg := range p.segs {
-		err := segmentTimeline(seg, i == len(p.segs)-1, add)
+		next, err := segmentTimeline(seg, floor, i == len(p.segs)-1, add)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
+		floor = max(floor, next)
 	}
 	return counts, nil
 }
@@ -88,35 +90,40 @@ func timeSpan(from, to int64) uint64 {
 	return math.MaxUint64
 }
 
-// segmentTimeline calls add for the records of seg: per time-index entry
-// its timestamp and the records it stands for.
-func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) error {
+// segmentTimeline calls add for the records of seg at or above floor: per
+// time-index entry its timestamp and the records it stands for. It
+// returns where seg's valid data ends.
+func segmentTimeline(seg segment, floor uint64, active bool, add func(ts int64, n uint64)) (uint64, error) {
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	end, err := segmentEnd(seg, 0, active, false)
+	end, err := segmentEnd(seg, floor, active, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if end.Next == seg.base {
-		return nil
+	first := max(seg.base, floor)
+	if end.Next <= first && !end.Full {
+		return end.Next, nil
 	}
+	// Offsets past the valid data; a full segment holds its Next, the
+	// last offset there is.
+	past := func(o uint64) bool { return o >= end.Next && !(end.Full && o == end.Next) }
 	// pending is the last entry taken: its records run to the next one.
 	var pending format.TimeIndexEntry
 	have := false
 	take := func(e format.TimeIndexEntry) error {
 		switch {
-		case e.Offset < seg.base || e.Offset >= end.Next:
+		case e.Offset < first || past(e.Offset):
 			return nil // another segment's, or stale past the log's end
 		case have && e.Offset <= pending.Offset:
 			return nil // out of order
 		case have:
 			add(pending.Timestamp, e.Offset-pending.Offset)
-		case e.Offset > seg.base:
+		case e.Offset > first:
 			// Records before the first entry: read their timestamps.
-			if err := scanTimeline(seg, osFile{f}, e.Offset, add); err != nil {
+			if err := scanTimeline(seg, floor, osFile{f}, func(o uint64) bool { return o >= e.Offset }, add); err != nil {
 				return err
 			}
 		}
@@ -125,13 +132,17 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 	}
 	var odd *NotRegularError
 	if err := readTimeIndex(seg.path(format.TimeIndexExt), take); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &odd) {
-		return err
+		return 0, err
 	}
 	if !have {
-		return scanTimeline(seg, osFile{f}, end.Next, add)
+		return end.Next, scanTimeline(seg, floor, osFile{f}, past, add)
 	}
-	add(pending.Timestamp, end.Next-pending.Offset)
-	return nil
+	n := end.Next - pending.Offset
+	if end.Full {
+		n++
+	}
+	add(pending.Timestamp, n)
+	return end.Next, nil
 }
 
 // readTimeIndex calls take for each whole entry of a .timeindex, in file
@@ -149,15 +160,16 @@ func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
 	return err
 }
 
-// scanTimeline reads seg's valid records from its start up to offset
-// until, calling add for each: offsets lost to damage are not records.
-func scanTimeline(seg segment, f file, until uint64, add func(ts int64, n uint64)) error {
-	sc, err := segfile.NewScanner(segfileSegment(seg, f, nil, 0, false), -1, segfile.Options{})
+// scanTimeline reads seg's valid records from its start until one is
+// past, calling add for each: offsets lost to damage, and records below
+// floor (they overlap the segments before), are not records.
+func scanTimeline(seg segment, floor uint64, f file, past func(uint64) bool, add func(ts int64, n uint64)) error {
+	sc, err := segfile.NewScanner(segfileSegment(seg, f, nil, floor, false), -1, segfile.Options{})
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
-	for next := seg.base; next < until; {
+	for {
 		if !sc.Next() {
 			if err := sc.Err(); err != nil {
 				return fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
@@ -168,11 +180,10 @@ func scanTimeline(seg segment, f file, until uint64, add func(ts int64, n uint64
 			break
 		}
 		h := sc.Header()
-		if h.Offset >= until {
+		if past(h.Offset) {
 			break
 		}
 		add(h.Timestamp, 1)
-		next = h.Offset + 1
 	}
 	return nil
 }

@@ -29,7 +29,13 @@ func (e *End) Empty() bool { return e.Records == 0 }
 // in). Valid records after damage count: readers meet the damage and
 // report it when they get there.
 func FindEnd(seg Segment, fromStart bool) (End, error) {
-	s, err := NewScanner(seg, -1, Options{})
+	return findEndBefore(seg, -1, fromStart)
+}
+
+// findEndBefore is FindEnd of the segment's first limit bytes (limit < 0:
+// all of it).
+func findEndBefore(seg Segment, limit int64, fromStart bool) (End, error) {
+	s, err := NewScanner(seg, limit, Options{})
 	if err != nil {
 		return End{}, err
 	}
@@ -95,7 +101,8 @@ func CountRecords(seg Segment, end End, interval int) (n uint64, exact bool, err
 		}
 		return n, false, nil
 	}
-	whole, err := FindEnd(seg, true)
+	// Only the bytes end was found in: a writer may be appending.
+	whole, err := findEndBefore(seg, end.Limit, true)
 	return whole.Records, true, err
 }
 

@@ -123,3 +123,30 @@ func TestCountRecords(t *testing.T) {
 		})
 	}
 }
+
+// A count that reads the records counts those in the bytes its end was
+// found in, not records a writer appended since: describe's records
+// would exceed its offsets.
+func TestCountRecordsWhileAppending(t *testing.T) {
+	recs := seq(0, 5)
+	b, pos := build(recs...)
+	log := &memFile{name: "seg.log", b: b}
+	// Entries for offsets 0, 1 and 3: not at one interval, so the count
+	// reads the records.
+	picked := []int{0, 1, 3}
+	var idx []byte
+	for _, i := range picked {
+		idx = format.AppendIndexEntry(idx, format.IndexEntry{Offset: recs[i].off, Pos: pos[i]})
+	}
+	seg := Segment{Path: "seg.log", Active: true, Log: log, Index: NewIndex(&memFile{name: "seg.index", b: idx}, int64(len(idx)))}
+	end, err := FindEnd(seg, false)
+	if err != nil || end.Next != 5 || end.From == 0 {
+		t.Fatalf("FindEnd: next %d from byte %d, %v; want 5, from the last entry", end.Next, end.From, err)
+	}
+	more, _ := build(seq(5, 7)...)
+	log.b = append(log.b, more...)
+	n, exact, err := CountRecords(seg, end, 0)
+	if err != nil || n != 5 || !exact {
+		t.Errorf("CountRecords after 2 more were appended: %d (exact %v), %v; want the 5 the end was found with", n, exact, err)
+	}
+}
