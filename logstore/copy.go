@@ -142,7 +142,7 @@ func (src *copySource) plan(topicDir string) error {
 		cs := copySegment{seg: seg, interval: intervals[i], closed: i < len(segs)-1}
 		if cs.closed {
 			cs.log, cs.index, cs.timeidx = fileSize(seg.path(format.LogExt)), fileSize(seg.path(format.IndexExt)), fileSize(seg.path(format.TimeIndexExt))
-		} else if err := cs.planActive(); err != nil {
+		} else if err := cs.planActive(segs); err != nil {
 			return err
 		}
 		src.segs = append(src.segs, cs)
@@ -151,7 +151,12 @@ func (src *copySource) plan(topicDir string) error {
 	return nil
 }
 
-func (cs *copySegment) planActive() error {
+func (cs *copySegment) planActive(segs []segment) error {
+	// Records below where the segments before end overlap them.
+	floor, err := precedingEnd(segs, len(segs)-1)
+	if err != nil {
+		return err
+	}
 	f, err := openRead(cs.seg.path(format.LogExt))
 	if err != nil {
 		return err
@@ -159,7 +164,7 @@ func (cs *copySegment) planActive() error {
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(cs.seg)
 	defer closeIdx()
-	sseg := segfileSegment(cs.seg, osFile{f}, idx, 0, true)
+	sseg := segfileSegment(cs.seg, osFile{f}, idx, floor, true)
 	end, err := segfile.FindEnd(sseg, false)
 	if err == nil && end.Tail != nil {
 		// A copy stops short of a tail only on a verdict no index entry
