@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
@@ -442,6 +443,7 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	checkSalvage(a, src, read, next, ver)
 	checkDumpIndex(a, pdir, read, ver)
 	checkCopy(a, src, read, corruption, ver)
+	checkSweep(a, src, next)
 
 	if after := readTree(tb, src); len(after) != len(before) {
 		tb.Errorf("the fixture's files changed")
@@ -917,6 +919,20 @@ func checkCopy(a *agreement, src string, ref agreeRead, corruption bool, ver agr
 	for _, pr := range cv.problems() {
 		a.check(view, was[pr] || strings.HasPrefix(pr, string(logstore.FindingIncompleteTail)), "verify-crc of the copy: %s", pr)
 	}
+}
+
+// checkSweep plans a retention sweep deleting everything: it takes the
+// partition's next offset as readers do, the name an active segment it
+// rolls gets.
+func checkSweep(a *agreement, src string, next uint64) {
+	root := agreeCopy(a.tb, src)
+	ts, err := logstore.Open(root).RetentionSweep(agreeTopic, 0, logstore.RetentionOptions{
+		Retention: time.Nanosecond, Override: true, Now: time.Unix(0, math.MaxInt64), DryRun: true, LockWait: time.Second})
+	if err != nil || len(ts.Partitions) != 1 {
+		a.tb.Fatalf("RetentionSweep: %v, %+v", err, ts.Failed)
+	}
+	got := ts.Partitions[0].Next
+	a.check("retention-sweep", got == next, "next offset %d, want %d", got, next)
 }
 
 // agreeGenRec is a record the fuzz generator wrote: where it is, and

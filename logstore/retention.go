@@ -361,15 +361,15 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 	}
 	looks := make([]retLook, len(segs))
 	var total int64
+	floor := uint64(0) // where the segments before end: the partition's next offset at the end
 	for i, seg := range segs {
-		if looks[i], err = retLookAt(seg, i == len(segs)-1); err != nil {
+		if looks[i], err = retLookAt(seg, floor, i == len(segs)-1); err != nil {
 			return sw.rep, err
 		}
 		total += looks[i].end.Limit
+		floor = max(floor, looks[i].end.Next)
 	}
-	if sw.rep.Next, err = retNext(looks[len(looks)-1]); err != nil {
-		return sw.rep, err
-	}
+	sw.rep.Next = floor
 	var doomed []segment
 	kept := false
 	for _, l := range looks {
@@ -421,10 +421,6 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 	return sw.rep, nil
 }
 
-// retNext is the partition's next offset as Bounds finds it: past damage
-// in the active segment when valid records follow it.
-func retNext(active retLook) (uint64, error) { return active.end.Next, nil }
-
 // future reports whether, under a time rule, a segment is known to hold a
 // timestamp after now.
 func (sw *sweeper) future(ss *SegmentSweep) bool {
@@ -434,7 +430,7 @@ func (sw *sweeper) future(ss *SegmentSweep) bool {
 
 // retLookAt finds where a segment's valid data ends, walking from its
 // last confirmed index entry: a few reads, as describe makes.
-func retLookAt(seg segment, active bool) (retLook, error) {
+func retLookAt(seg segment, floor uint64, active bool) (retLook, error) {
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return retLook{}, err
@@ -442,7 +438,7 @@ func retLookAt(seg segment, active bool) (retLook, error) {
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	sseg := segfileSegment(seg, osFile{f}, idx, 0, active)
+	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
 	l := retLook{seg: seg, active: active}
 	if l.end, err = segfile.FindEnd(sseg, false); err != nil {
 		return l, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
