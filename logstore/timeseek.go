@@ -163,12 +163,17 @@ func (p *Partition) firstTimestamp(i int) (ts int64, empty bool, err error) {
 	if ts, ok := p.cachedFirstTS(seg.base); ok {
 		return ts, false, nil
 	}
+	// Records below where the segments before end overlap them.
+	floor, err := p.floorOf(i)
+	if err != nil {
+		return 0, false, err
+	}
 	f, err := openRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, false, err
 	}
 	defer f.Close()
-	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, seg.base, false), -1, segfile.Options{})
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, max(floor, seg.base), false), -1, segfile.Options{})
 	if err != nil {
 		return 0, false, err
 	}
