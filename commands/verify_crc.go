@@ -56,8 +56,9 @@ func verifyCRCCommand() *cli.Command {
 			"\"dir\", \"segments\", \"records\", \"bytes\", \"problems\", \"notes\", \"known\",\n" +
 			"\"writer_pid\", \"complete\", \"missing\"}], \"problems\", \"notes\", \"known\",\n" +
 			"\"complete\", \"not_checked\" (when something was not)}. Problems: corrupt-record,\n" +
-			"overlap, misnamed-segment, index-mismatch, index-no-record, index-order,\n" +
-			"not-regular-file (an index that is a symbolic link, a directory...),\n" +
+			"overlap, misnamed-segment, empty-segment-below-floor, index-mismatch,\n" +
+			"index-no-record, index-order, not-regular-file (an index that is a symbolic\n" +
+			"link, a directory...),\n" +
 			"missing-partition, gaps-file; incomplete-tail (a note while a writer holds the\n" +
 			"partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
 			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +

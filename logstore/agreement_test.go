@@ -76,9 +76,10 @@ func incomplete(seg uint64, pos int64, offset uint64) *agreeDamage {
 type agreeAppend int
 
 const (
-	appendsAtNext  agreeAppend = iota // it appends at the partition's next offset
-	refusesCorrupt                    // it refuses: a corrupt record, pointing at recover
-	refusesFull                       // it refuses: the last offset there is was taken
+	appendsAtNext          agreeAppend = iota // it appends at the partition's next offset
+	refusesCorrupt                            // it refuses: a corrupt record, pointing at recover
+	refusesFull                               // it refuses: the last offset there is was taken
+	refusesEmptyBelowFloor                    // it refuses: an empty active segment is named below its floor
 )
 
 // agreeWant is a fixture's verdict, written by hand from the damage done.
@@ -91,14 +92,15 @@ type agreeWant struct {
 
 // agreeCases holds the verdict on every golden partition.
 var agreeCases = map[string]agreeWant{
-	"clean":                {valid: span(0, 9), next: 9},
-	"spec-example":         {valid: span(0, 3), next: 3},
-	"empty-active-segment": {valid: span(0, 3), next: 3},
-	"gap-between-segments": {valid: offsets(span(0, 3), span(10, 13), span(20, 22)), next: 22},
-	"torn-tail":            {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
-	"torn-tail-mid-header": {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
-	"zero-tail":            {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
-	"crc-flip-closed":      {valid: offsets(span(0, 2), span(3, 8)), next: 8, first: corrupt(0, 64, 2)},
+	"clean":                    {valid: span(0, 9), next: 9},
+	"spec-example":             {valid: span(0, 3), next: 3},
+	"empty-active-segment":     {valid: span(0, 3), next: 3},
+	"empty-active-below-floor": {valid: span(0, 5), next: 5, append: refusesEmptyBelowFloor},
+	"gap-between-segments":     {valid: offsets(span(0, 3), span(10, 13), span(20, 22)), next: 22},
+	"torn-tail":                {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
+	"torn-tail-mid-header":     {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
+	"zero-tail":                {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
+	"crc-flip-closed":          {valid: offsets(span(0, 2), span(3, 8)), next: 8, first: corrupt(0, 64, 2)},
 	// The damage is before the active segment's last index entry that the
 	// chain confirms, where a writer does not look (docs/format.md §5): it
 	// appends; without the index it walks from the first byte, and refuses.
@@ -566,6 +568,8 @@ func checkAppend(a *agreement, src string, want *agreeWant, ref agreeRead, next 
 	switch {
 	case want != nil && want.append == refusesCorrupt:
 		a.check("append", errors.As(err, &ce), "opening a writer: %v; want it refused for corruption", err)
+	case want != nil && want.append == refusesEmptyBelowFloor:
+		a.check("append", err != nil && strings.Contains(err.Error(), "holds no record"), "opening a writer: %v; want it refused, the segment named below its floor", err)
 	case want != nil && want.append == refusesFull:
 		a.check("append", err != nil && strings.Contains(err.Error(), "full"), "opening a writer: %v; want it refused as full", err)
 	case err != nil && errors.As(err, &ce):
@@ -891,6 +895,10 @@ func checkCopy(a *agreement, src string, ref agreeRead, corruption bool, ver agr
 	_, err := logstore.Open(root).CopyPartition(agreeTopic, 0, logstore.Open(dst), logstore.CopyOptions{})
 	if slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingGapsFile }) {
 		a.check(view, errors.Is(err, logstore.ErrInvalidGaps) || corruption, "copy of a partition whose .gaps.json is wrong: %v", err)
+		return
+	}
+	if slices.ContainsFunc(ver.findings, func(f logstore.Finding) bool { return f.Kind == logstore.FindingEmptyBelowFloor }) {
+		a.check(view, err != nil && strings.Contains(err.Error(), "holds no record"), "copy of a partition whose active segment is empty and named below its floor: %v", err)
 		return
 	}
 	if corruption {

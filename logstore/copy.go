@@ -174,6 +174,9 @@ func (cs *copySegment) planActive(segs []segment) error {
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", cs.seg.path(format.LogExt), err)
 	}
+	if err := emptyBelowFloor(cs.seg, end, floor, "run 'seglog recover' on the source first"); err != nil {
+		return err
+	}
 	if end.First != nil && end.First.Class == segfile.Corrupt {
 		return fmt.Errorf("%w; run 'seglog recover' on the source first", corruption(end.First))
 	}

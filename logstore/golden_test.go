@@ -160,6 +160,11 @@ var goldenFixtures = []struct {
 	{"gap-between-segments", func(tb testing.TB, dir string) {
 		swWritePartition(tb, dir, genSeg(0, 3), genSeg(10, 13), genSeg(20, 22))
 	}},
+	{"empty-active-below-floor", func(tb testing.TB, dir string) {
+		// An empty active segment named inside the offsets of the one
+		// before.
+		swWritePartition(tb, dir, genSeg(0, 5), genSeg(3, 3))
+	}},
 	{"torn-tail", func(tb testing.TB, dir string) {
 		// Offset 6 (at byte 96) has its header and half its body.
 		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 7))
@@ -633,6 +638,10 @@ var goldenCases = []struct {
 	{
 		Name: "empty-active-segment", Start: 0, Next: 3, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2)}, {From: 3}},
+	},
+	{
+		Name: "empty-active-below-floor", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 3, Want: std(3, 4)}, {From: 5}},
 	},
 	{
 		Name: "gap-between-segments", Start: 0, Next: 22, EveryOffset: true,

@@ -309,3 +309,14 @@ func corruption(d *segfile.Damage) *CorruptionError {
 // deleted before it could be opened. Each try lists anew; only retention
 // deleting segment after segment faster than we list needs another.
 const maxOpenTries = 1000
+
+// emptyBelowFloor is the error for an active segment holding no record
+// whose name is below floor, where the segments before it end: appending
+// to it, or a copy of it, would take their offsets. Recover removes it.
+func emptyBelowFloor(seg segment, end segfile.End, floor uint64, fix string) error {
+	if end.Limit != 0 || seg.base >= floor {
+		return nil
+	}
+	return fmt.Errorf("%s holds no record and is named after offset %d, below where the segments before it end (offset %d): %s",
+		seg.path(format.LogExt), seg.base, floor, fix)
+}

@@ -67,6 +67,10 @@ const (
 	// offset is not the one its name gives. Problem ('recover --salvage'
 	// renames it).
 	FindingMisnamed FindingKind = "misnamed-segment"
+	// FindingEmptyBelowFloor: a segment holding no record whose name is
+	// below where the segments before end: appends to it would take their
+	// offsets. Problem (recover removes it).
+	FindingEmptyBelowFloor FindingKind = "empty-segment-below-floor"
 	// FindingGap: offsets missing between two segments. Known when
 	// .gaps.json records them, else a problem.
 	FindingGap FindingKind = "gap"
@@ -1084,6 +1088,9 @@ func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) err
 		if err := pe.boundary(job, res); err != nil {
 			return err
 		}
+		if err := pe.emptyBelowFloor(job, res); err != nil {
+			return err
+		}
 	}
 	for _, list := range [][]Finding{res.log, res.index, res.timeIndex} {
 		for _, f := range list {
@@ -1123,6 +1130,18 @@ func (pe *verifyPartitionEmitter) segment(job *verifyJob, res *verifyResult) err
 		pe.prev = nil // where it ends is unknown: say nothing about the next boundary
 	}
 	return nil
+}
+
+// emptyBelowFloor reports a segment holding no record named below where
+// the segments before end: a writer would append offsets they hold to it
+// (append refuses it), and recover removes it.
+func (pe *verifyPartitionEmitter) emptyBelowFloor(job *verifyJob, res *verifyResult) error {
+	if pe.noFloor || res.records > 0 || len(res.log) > 0 || job.seg.base >= pe.floor {
+		return nil
+	}
+	return pe.send(Finding{Severity: SeverityProblem, Kind: FindingEmptyBelowFloor, Path: job.seg.path(format.LogExt), Pos: 0, Offset: int64(pe.floor),
+		Reason: fmt.Sprintf("the segment is named after offset %d and holds no record, but the segments before it go on to offset %d: 'seglog recover' removes it",
+			job.seg.base, pe.floor-1)})
 }
 
 // boundary checks where the segment starts against where the one before

@@ -263,6 +263,9 @@ func (w *Writer) openActive(dir string) error {
 			return err
 		}
 	}
+	if err := emptyBelowFloor(w.seg, end, floor, fmt.Sprintf("run 'seglog recover %s --partition %d' to remove it", w.topic, w.part)); err != nil {
+		return err
+	}
 	switch {
 	case end.First != nil && end.First.Class == segfile.Corrupt:
 		// Plain recover leaves corrupt records in place: salvage repairs.
