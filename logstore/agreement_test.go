@@ -134,6 +134,8 @@ var agreeCases = map[string]agreeWant{
 	"crc-flip-forged-15-real-15-too-no-index": {valid: offsets(span(0, 14), span(16, 18)), next: 18, first: corrupt(10, 136, 14), append: refusesCorrupt},
 	"crc-flip-last-active-shaped":             {valid: span(0, 5), next: 5, first: incomplete(3, 64, 5)},
 	"lying-last-index-active":                 {valid: span(0, 15), next: 15},
+	"lying-index-chain":                       {valid: span(0, 12), next: 12},
+	"duplicate-indexed":                       {valid: span(0, 9), next: 9, first: corrupt(0, 128, 4)},
 	"torn-tail-shaped":                        {valid: span(0, 6), next: 6, first: incomplete(3, 96, 6)},
 	// A misnamed segment's records are valid; its name is what is wrong.
 	// Segment 10's index entries are below its name, so confirm nothing:

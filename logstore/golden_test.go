@@ -346,6 +346,19 @@ var goldenFixtures = []struct {
 		lays := swWritePartition(tb, dir, genSeg(0, 10), forgedSeg(10, 15, 12, 14))
 		swSetEntry(tb, segPath(dir, 10, ".index"), 4, 14, lays[1].Pos[2]+swHeaderLen+3)
 	}},
+	{"lying-index-chain", func(tb testing.TB, dir string) {
+		// Offset 3's value holds records shaped as offsets 4 and 5, and
+		// the .index entries of 4 and 5 point at them: each leads to the
+		// next, inside offset 3's value.
+		lays := swWritePartition(tb, dir, forgedSeg(0, 10, 3, 4, 5), genSeg(10, 12))
+		forged := lays[0].Pos[3] + swHeaderLen + int64(len("k3"))
+		swSetEntry(tb, segPath(dir, 0, ".index"), 4, 4, forged)
+		swSetEntry(tb, segPath(dir, 0, ".index"), 5, 5, forged+32)
+	}},
+	{"duplicate-indexed", func(tb testing.TB, dir string) {
+		// Offset 3 twice (at bytes 96 and 128), both indexed.
+		swWritePartition(tb, dir, swSegment{Base: 0, Records: genOffsets(0, 1, 2, 3, 3, 4, 5, 6)}, genSeg(7, 9))
+	}},
 	{"torn-tail-shaped", func(tb testing.TB, dir string) {
 		// Offset 6 (at byte 96 of the active segment) was cut right after
 		// a record shaped as offset 6 in its value: a torn tail whose
@@ -847,6 +860,18 @@ var goldenCases = []struct {
 	{
 		Name: "lying-last-index-active", Start: 0, Next: 15, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: withValue(std(span(0, 15)...), 12, forgedValue(14))}, {From: 15}},
+	},
+	{
+		Name: "lying-index-chain", Start: 0, Next: 12, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: withValue(std(span(0, 12)...), 3, forgedValue(4, 5))}, {From: 12}},
+	},
+	{
+		Name: "duplicate-indexed", Start: 0, Next: 9,
+		Reads: []gread{
+			{From: 0, Want: std(0, 1, 2, 3), Err: &gerr{0, 128, 4, format.ErrOffset}},
+			{From: 3, Want: std(3), Err: &gerr{0, 128, 4, format.ErrOffset}},
+			{From: 4, Want: std(4, 5, 6, 7, 8)},
+		},
 	},
 	{
 		Name: "torn-tail-shaped", Start: 0, Next: 6, EveryOffset: true,

@@ -128,17 +128,30 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	}
 	// The walk from the entry before first: it reads the bytes up to this
 	// entry's record in order.
-	walked := false
+	walked, over := false, int64(-1)
 	if i > 0 && e.Pos > 0 {
 		prev, err := x.entry(i - 1)
 		if err != nil {
 			return false, ioOnly(err)
 		}
 		if prev.Pos >= 0 && prev.Pos < e.Pos && prev.Offset < e.Offset {
-			if walked, err = s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true); err != nil {
+			if walked, over, err = s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true); err != nil {
 				return false, err
 			}
+			if walked && i > 1 && prev.Pos > 0 {
+				// Entries that lie together, each leading to the next
+				// inside another record's value: the entry before must
+				// not lie inside a record the one before it leads to.
+				if walked, err = s.notInside(i-1, prev); err != nil {
+					return false, err
+				}
+			}
 		}
+	}
+	if inside, err := s.soundAt(over); err != nil || inside {
+		// The walk passed over the entry's position inside a sound
+		// record: the entry points into that record's bytes.
+		return false, err
 	}
 	var h format.Header
 	if sound, err := s.sound(e.Pos, &h); err != nil || !sound || h.Offset != e.Offset {
@@ -150,8 +163,12 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	if walked {
 		return true, nil
 	}
-	if ok, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false); err != nil || ok {
+	ok, over, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false)
+	if err != nil || ok {
 		return ok, err
+	}
+	if inside, err := s.soundAt(over); err != nil || inside {
+		return false, err
 	}
 	// Damage before it, which no walk crosses: the chain after it tells,
 	// as it does for where valid data resumes.
@@ -161,28 +178,68 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 // walks reports whether the record headers from (pos, off) lead, each
 // with the offset after the one before, exactly to (to, toOff), within
 // maxConfirmWalk records. With checkFirst, the record at pos must be
-// sound too (it is an index entry's, not the segment's first byte).
-func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirst bool) (bool, error) {
+// sound too (it is an index entry's, not the segment's first byte). A
+// walk that shows the entry wrong gives over, the position of the record
+// it passed to in, or of the one before to when the chain wants a higher
+// offset there (else -1).
+func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirst bool) (ok bool, over int64, err error) {
 	if toOff-off > maxConfirmWalk {
-		return false, nil
+		return false, -1, nil
 	}
 	var h format.Header
 	if checkFirst {
 		if sound, err := s.sound(pos, &h); err != nil || !sound || h.Offset != off {
-			return false, err
+			return false, -1, err
 		}
 	}
+	last := int64(-1)
 	for pos < to {
 		if err := s.r.header(pos, &h); err != nil {
-			return false, ioOnly(err)
+			return false, -1, ioOnly(err)
 		}
 		if h.Offset != off {
-			return false, nil
+			return false, -1, nil
 		}
+		last = pos
 		pos += h.RecordLen()
 		off++
 	}
-	return pos == to && off == toOff, nil
+	switch {
+	case pos == to && off == toOff:
+		return true, -1, nil
+	case pos > to, pos == to && toOff < off:
+		// Past to inside the record at last; or at to, where the chain
+		// wants a higher offset than the entry's (a duplicate).
+		return false, last, nil
+	}
+	return false, -1, nil
+}
+
+// notInside reports whether index entry i (e) is not shown to point
+// inside a sound record by the walk from the entry before it.
+func (s *Scanner) notInside(i int64, e format.IndexEntry) (bool, error) {
+	prev, err := s.index().entry(i - 1)
+	if err != nil {
+		return false, ioOnly(err)
+	}
+	if prev.Pos < 0 || prev.Pos >= e.Pos || prev.Offset >= e.Offset {
+		return true, nil
+	}
+	_, over, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
+	if err != nil {
+		return false, err
+	}
+	inside, err := s.soundAt(over)
+	return !inside, err
+}
+
+// soundAt reports whether a sound record starts at pos (pos < 0: none).
+func (s *Scanner) soundAt(pos int64) (bool, error) {
+	if pos < 0 {
+		return false, nil
+	}
+	var h format.Header
+	return s.sound(pos, &h)
 }
 
 // Confirms reports whether the segment's index entry i is confirmed by
