@@ -226,6 +226,14 @@ var goldenFixtures = []struct {
 		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 6))
 		swPut(tb, segPath(dir, 3, ".log"), 64, []byte{0, 0, 0, 0, 0, 0, 0, 9})
 	}},
+	{"max-offset-indexed-last-active", func(tb testing.TB, dir string) {
+		// The active segment's last record (offset 5, at byte 64) says
+		// 2^64-1, and so does its .index entry: an entry naming a record
+		// with its own offset does not make the offsets up to it records.
+		swWritePartition(tb, dir, genSeg(0, 3), genSeg(3, 6))
+		swPut(tb, segPath(dir, 3, ".log"), 64, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		swSetEntry(tb, segPath(dir, 3, ".index"), 2, math.MaxUint64, 64)
+	}},
 	{"index-past-eof", func(tb testing.TB, dir string) {
 		// Power loss: the active segment's indexes reached the disk for
 		// offsets 3..12, its .log only up to offset 8 (6 records, 192
@@ -751,6 +759,10 @@ var goldenCases = []struct {
 		// write makes one. Offset 9 is too far ahead for the bytes to have
 		// held records up to it, so nothing valid resumes.
 		Name: "wrong-offset-last-record-active", Start: 0, Next: 5, EveryOffset: true,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrOffset}}, {From: 5, Err: &gerr{3, 64, 5, format.ErrOffset}}},
+	},
+	{
+		Name: "max-offset-indexed-last-active", Start: 0, Next: 5, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrOffset}}, {From: 5, Err: &gerr{3, 64, 5, format.ErrOffset}}},
 	},
 	{

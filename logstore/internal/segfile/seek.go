@@ -129,15 +129,18 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	// The walk from the entry before first: it reads the bytes up to this
 	// entry's record in order.
 	walked, over := false, int64(-1)
+	stopped := walkEnd{over: -1, pos: -1} // where the walk from the entry before stopped
 	if i > 0 && e.Pos > 0 {
 		prev, err := x.entry(i - 1)
 		if err != nil {
 			return false, ioOnly(err)
 		}
 		if prev.Pos >= 0 && prev.Pos < e.Pos && prev.Offset < e.Offset {
-			if walked, over, err = s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true); err != nil {
+			w, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
+			if err != nil {
 				return false, err
 			}
+			walked, over, stopped = w.landed, w.over, w
 			if walked && i > 1 && prev.Pos > 0 {
 				// Entries that lie together, each leading to the next
 				// inside another record's value: the entry before must
@@ -163,56 +166,72 @@ func (s *Scanner) confirmEntry(i int64) (bool, error) {
 	if walked {
 		return true, nil
 	}
-	ok, over, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false)
-	if err != nil || ok {
-		return ok, err
+	w, err := s.walks(0, s.seg.Base, e.Pos, e.Offset, false)
+	if err != nil || w.landed {
+		return w.landed, err
 	}
-	if inside, err := s.soundAt(over); err != nil || inside {
+	if inside, err := s.soundAt(w.over); err != nil || inside {
 		return false, err
 	}
 	// Damage before it, which no walk crosses: the chain after it tells,
-	// as it does for where valid data resumes.
-	return s.confirmed(e.Pos, &h, e.Pos, e.Offset)
+	// as it does for where valid data resumes, from where the walk
+	// stopped.
+	if w.pos < 0 {
+		w = stopped
+	}
+	if w.pos < 0 {
+		w.pos, w.off = e.Pos, e.Offset
+	}
+	return s.confirmed(e.Pos, &h, w.pos, w.off)
 }
 
-// walks reports whether the record headers from (pos, off) lead, each
-// with the offset after the one before, exactly to (to, toOff), within
-// maxConfirmWalk records. With checkFirst, the record at pos must be
-// sound too (it is an index entry's, not the segment's first byte). A
-// walk that shows the entry wrong gives over, the position of the record
-// it passed to in, or of the one before to when the chain wants a higher
-// offset there (else -1).
-func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirst bool) (ok bool, over int64, err error) {
-	if toOff-off > maxConfirmWalk {
-		return false, -1, nil
-	}
+// walkEnd is how a walk of record headers toward an index entry ended.
+type walkEnd struct {
+	landed bool  // exactly on the entry's position, with its offset
+	over   int64 // the record the entry lies inside, shown wrong (else -1)
+	// Where the walk stopped, and the offset the chain wanted there; pos
+	// is -1 when it did not walk.
+	pos int64
+	off uint64
+}
+
+// walks walks the record headers from (pos, off), each with the offset
+// after the one before, toward (to, toOff), within maxConfirmWalk
+// records. With checkFirst, the record at pos must be sound too (it is an
+// index entry's, not the segment's first byte). It shows the entry wrong
+// when it passes over to inside a record, or reaches to wanting a higher
+// offset than the entry's (a duplicate).
+func (s *Scanner) walks(pos int64, off uint64, to int64, toOff uint64, checkFirst bool) (walkEnd, error) {
+	none := walkEnd{over: -1, pos: -1}
 	var h format.Header
 	if checkFirst {
 		if sound, err := s.sound(pos, &h); err != nil || !sound || h.Offset != off {
-			return false, -1, err
+			return none, err
 		}
 	}
 	last := int64(-1)
-	for pos < to {
+	for walked := 0; pos < to; walked++ {
+		if walked == maxConfirmWalk {
+			return none, nil
+		}
 		if err := s.r.header(pos, &h); err != nil {
-			return false, -1, ioOnly(err)
+			return none, ioOnly(err)
 		}
 		if h.Offset != off {
-			return false, -1, nil
+			return walkEnd{over: -1, pos: pos, off: off}, nil
 		}
 		last = pos
 		pos += h.RecordLen()
 		off++
 	}
+	w := walkEnd{over: -1, pos: pos, off: off}
 	switch {
 	case pos == to && off == toOff:
-		return true, -1, nil
-	case pos > to, pos == to && toOff < off:
-		// Past to inside the record at last; or at to, where the chain
-		// wants a higher offset than the entry's (a duplicate).
-		return false, last, nil
+		w.landed = true
+	case pos > to, toOff < off:
+		w.over, w.pos = last, last
 	}
-	return false, -1, nil
+	return w, nil
 }
 
 // notInside reports whether index entry i (e) is not shown to point
@@ -225,11 +244,11 @@ func (s *Scanner) notInside(i int64, e format.IndexEntry) (bool, error) {
 	if prev.Pos < 0 || prev.Pos >= e.Pos || prev.Offset >= e.Offset {
 		return true, nil
 	}
-	_, over, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
+	w, err := s.walks(prev.Pos, prev.Offset, e.Pos, e.Offset, true)
 	if err != nil {
 		return false, err
 	}
-	inside, err := s.soundAt(over)
+	inside, err := s.soundAt(w.over)
 	return !inside, err
 }
 
