@@ -848,7 +848,7 @@ func (it *Iterator) end() uint64 {
 	if it.sc == nil {
 		return it.from
 	}
-	return max(it.sc.NextOffset(), it.from)
+	return max(it.sc.NextOffset(), it.from, it.floor) // never below where the segments before end
 }
 
 // Record returns the current record. It and its Key and Value are valid
