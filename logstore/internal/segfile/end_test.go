@@ -1,6 +1,8 @@
 package segfile
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -148,5 +150,46 @@ func TestCountRecordsWhileAppending(t *testing.T) {
 	n, exact, err := CountRecords(seg, end, 0)
 	if err != nil || n != 5 || !exact {
 		t.Errorf("CountRecords after 2 more were appended: %d (exact %v), %v; want the 5 the end was found with", n, exact, err)
+	}
+}
+
+// countingFile counts the bytes read from it.
+type countingFile struct {
+	*memFile
+	read int64
+}
+
+func (c *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.memFile.ReadAt(p, off)
+	c.read += int64(n)
+	return n, err
+}
+
+// Junk shaped as headers of the offset expected, each claiming a small
+// length and failing its CRC, is passed over with reads that stay in
+// proportion to the junk: no candidate's CRC is read before the header
+// after it could confirm it.
+func TestByteScanOverHeaderShapedJunk(t *testing.T) {
+	before, _ := build(seq(0, 5)...)
+	after, _ := build(seq(5, 10)...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var junk []byte
+	for len(junk) < 256<<10 {
+		var h [format.HeaderLen]byte
+		binary.BigEndian.PutUint64(h[0:], 5)
+		binary.BigEndian.PutUint32(h[8:], uint32(rng.IntN(61)))
+		binary.BigEndian.PutUint32(h[12:], rng.Uint32())
+		junk = append(junk, h[:]...)
+		for range rng.IntN(31) {
+			junk = append(junk, byte(rng.Uint32()))
+		}
+	}
+	log := &countingFile{memFile: &memFile{name: "seg.log", b: slices.Concat(before, junk, after)}}
+	end, err := FindEnd(Segment{Path: "seg.log", Log: log}, true)
+	if err != nil || end.Next != 10 || end.Records != 10 {
+		t.Fatalf("FindEnd: %d records, next %d, %v; want the 10 around the junk", end.Records, end.Next, err)
+	}
+	if size := int64(len(log.b)); log.read > 40*size {
+		t.Errorf("read %d bytes of a %d-byte segment", log.read, size)
 	}
 }

@@ -144,6 +144,9 @@ func (s *Scanner) resync(d *Damage) error {
 		if h.Decode(hb) != nil || h.Offset < lower || q+h.RecordLen() > s.limit || hasAnchor && h.Offset >= anchor.off {
 			continue
 		}
+		if !s.mayConfirm(q, &h, p, n) {
+			continue // before its CRC is read: junk shaped as a header claims any length
+		}
 		ok, err := s.acceptable(candidate{q, h.Offset}, &h, p, n, extEnd, false)
 		if err != nil {
 			return err
@@ -269,6 +272,22 @@ func (s *Scanner) sound(pos int64, h *format.Header) (bool, error) {
 		return false, err
 	}
 	return err == nil && pos+h.RecordLen() <= s.limit, nil
+}
+
+// mayConfirm is what confirmed needs of the record at q (header h) and of
+// the header after it, checking no CRC: it reads the 28 bytes at q's end
+// at most.
+func (s *Scanner) mayConfirm(q int64, h *format.Header, p int64, n uint64) bool {
+	end := q + h.RecordLen()
+	if end == s.limit {
+		return h.Offset <= n || h.Offset-n <= uint64((q-p)/format.HeaderLen)+1
+	}
+	if h.Offset == math.MaxUint64 || end+format.HeaderLen > s.limit {
+		return false
+	}
+	hb, err := s.r.window(end, format.HeaderLen)
+	var next format.Header
+	return err == nil && next.Decode(hb) == nil && next.Offset == h.Offset+1
 }
 
 // confirmed reports whether the sound record at q (header h) is confirmed
