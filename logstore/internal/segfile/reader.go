@@ -32,6 +32,8 @@ type reader struct {
 	max    int   // how much a read may take at most
 	size   int64 // the file's size when last asked, -1 before
 
+	scratch [format.HeaderLen]byte // peek's, outside the window
+
 	// A long scan may have a second goroutine read and check ahead.
 	scan    bool       // a long scan may start one
 	ahead   *readAhead // running
@@ -73,6 +75,24 @@ func (r *reader) holds(end int64) (bool, error) {
 	}
 	size, err := r.statSize()
 	return end <= size, err
+}
+
+// peek is n bytes at pos (n at most a header's), from the window when it
+// holds them, else read apart: a look far ahead must not move the
+// window a scan goes on in.
+func (r *reader) peek(pos, n int64) ([]byte, error) {
+	if pos >= r.bufPos && pos+n <= r.bufPos+int64(len(r.buf)) {
+		return r.buf[pos-r.bufPos : pos-r.bufPos+n], nil
+	}
+	b := r.scratch[:n]
+	m, err := r.f.ReadAt(b, pos)
+	if m < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = format.ErrShort
+		}
+		return nil, err
+	}
+	return b, nil
 }
 
 // window returns file bytes [pos, pos+n), or format.ErrShort when the file

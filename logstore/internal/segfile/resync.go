@@ -285,7 +285,7 @@ func (s *Scanner) mayConfirm(q int64, h *format.Header, p int64, n uint64) bool 
 	if h.Offset == math.MaxUint64 || end+format.HeaderLen > s.limit {
 		return false
 	}
-	hb, err := s.r.window(end, format.HeaderLen)
+	hb, err := s.r.peek(end, format.HeaderLen)
 	var next format.Header
 	return err == nil && next.Decode(hb) == nil && next.Offset == h.Offset+1
 }
