@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -79,7 +80,7 @@ type copySource struct {
 	gaps     []byte // the partition's .gaps.json, nil when none
 	gapList  []Gap  // what it records
 	settings []byte // the topic's settings file, nil when none
-	lock     *dirLock
+	lock     *fsx.DirLock
 	total    int64 // bytes of every file the copy takes
 }
 
@@ -152,14 +153,14 @@ func (src *copySource) plan(topicDir string) error {
 }
 
 func (cs *copySegment) planActive() error {
-	f, err := openRead(cs.seg.path(format.LogExt))
+	f, err := fsx.OpenRead(cs.seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(cs.seg)
 	defer closeIdx()
-	sseg := segfileSegment(cs.seg, osFile{f}, idx, 0, true)
+	sseg := segfileSegment(cs.seg, osFile{File: f}, idx, 0, true)
 	end, err := segfile.FindEnd(sseg, false)
 	if err == nil && end.Tail != nil {
 		// A copy stops short of a tail only on a verdict no index entry
@@ -299,7 +300,7 @@ type partitionBuild struct {
 	rep         *CopyReport
 	topicDir    string
 	root        string // what the build made; removed unless placed
-	rootLock    *dirLock
+	rootLock    *fsx.DirLock
 	tmp         string // the partition being built: root, or in it
 	final       string
 	newTopic    bool // root is the topic being built
@@ -358,7 +359,7 @@ func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*
 		return nil, b.named(err)
 	}
 	var err error
-	if b.rootLock, err = tryLockDir(b.root); err != nil {
+	if b.rootLock, err = fsx.TryLock(b.root); err != nil {
 		s.removeAll(b.root)
 		return nil, b.named(err)
 	}
@@ -396,7 +397,7 @@ func (b *partitionBuild) named(err error) error {
 // topic.
 func (s *Store) removeDeadBuilds(dir, topic string) {
 	for _, path := range buildRoots(dir, topic) {
-		if l, err := tryLockDir(path); err == nil {
+		if l, err := fsx.TryLock(path); err == nil {
 			s.removeAll(path)
 			l.Unlock()
 		}
@@ -433,7 +434,7 @@ func buildInUse(path string) bool {
 	if !isBuildDir(filepath.Base(path)) {
 		return false
 	}
-	l, err := tryLockDir(path)
+	l, err := fsx.TryLock(path)
 	if err != nil {
 		return errors.Is(err, unix.EWOULDBLOCK)
 	}
@@ -499,12 +500,12 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 	if err := check.compareIndexes(seg); err != nil {
 		return err
 	}
-	src, err := openRead(cs.seg.path(format.LogExt))
+	src, err := fsx.OpenRead(cs.seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	copied, err := openRead(seg.path(format.LogExt))
+	copied, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
@@ -585,7 +586,7 @@ func copyFile(f file, path string, from, n int64, pace *pacer) error {
 	if n == 0 {
 		return nil
 	}
-	src, err := openRead(path)
+	src, err := fsx.OpenRead(path)
 	if err != nil {
 		return err
 	}
@@ -695,7 +696,7 @@ func (b *partitionBuild) finish() error {
 
 // place puts the build in place: a new topic whole (see partitionBuild),
 // else the partition into its topic.
-func (b *partitionBuild) place(held *dirLock) error {
+func (b *partitionBuild) place(held *fsx.DirLock) error {
 	if interrupted(b.opts.Interrupt) {
 		return ErrInterrupted
 	}
@@ -731,8 +732,8 @@ var errTopicGone = errors.New("destination topic went away")
 // already when the source is the same topic): never over an existing
 // partition, unless Force, which swaps the new one in under the old one's
 // writer lock and then removes the old one.
-func (b *partitionBuild) placePartition(held *dirLock) error {
-	if held == nil || !sameDirAsLock(held, b.topicDir) {
+func (b *partitionBuild) placePartition(held *fsx.DirLock) error {
+	if held == nil || !held.IsOn(b.topicDir) {
 		lock, err := lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait, b.opts.Interrupt)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", b.topicDir, errTopicGone)
@@ -753,7 +754,7 @@ func (b *partitionBuild) placePartition(held *dirLock) error {
 	if !b.opts.Force {
 		return fmt.Errorf("%w: %s (%s); use --force to replace it", ErrPartitionExists, b.rep.To, b.final)
 	}
-	lock, err := lockDirHow(b.final, "partition "+b.rep.To, b.opts.LockWait, unix.LOCK_EX, b.opts.Interrupt)
+	lock, err := lockDirHow(b.final, "partition "+b.rep.To, false, b.opts.LockWait, b.opts.Interrupt)
 	if err != nil {
 		return err
 	}
@@ -765,16 +766,6 @@ func (b *partitionBuild) placePartition(held *dirLock) error {
 	lock.Unlock()
 	// b.tmp now holds the old partition: abort removes it.
 	return err
-}
-
-// sameDirAsLock reports whether the lock is on dir.
-func sameDirAsLock(l *dirLock, dir string) bool {
-	lf, err := l.f.Stat()
-	if err != nil {
-		return false
-	}
-	fi, err := os.Stat(dir)
-	return err == nil && os.SameFile(lf, fi)
 }
 
 // abort removes what the build made and did not place: all of it when it

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -93,7 +94,7 @@ type FollowSet struct {
 	opts    FollowOptions
 	recheck time.Duration
 
-	watch       *dirWatch           // nil: every member polls
+	watch       *fsx.Watch          // nil: every member polls
 	watched     map[int][]*Follower // members by watch descriptor
 	watchFailed bool                // a watch could not be added (warned)
 
@@ -233,7 +234,7 @@ func (s *FollowSet) Add(dir, name string, from uint64) (*Follower, error) {
 	if !s.opts.NoInotify && s.watch == nil && len(s.members) == 0 {
 		// One instance for the set, made with its first member: a failure
 		// is warned about once, naming it.
-		w, err := newDirWatch()
+		w, err := fsx.NewWatch()
 		if err == nil {
 			s.watch = w
 		} else {
@@ -305,7 +306,7 @@ func (s *FollowSet) Close() error {
 	}
 	s.members, s.ready, s.watched = nil, nil, nil
 	if s.watch != nil {
-		err = s.watch.close()
+		err = s.watch.Close()
 		s.watch = nil
 	}
 	return err
@@ -505,9 +506,9 @@ func (f *Follower) resume() error {
 // scan starts a scan of the open segment from its first byte.
 func (f *Follower) scan() error {
 	seg := f.seg
-	sseg := segfileSegment(seg, osFile{f.f}, nil, f.floor, !f.later)
+	sseg := segfileSegment(seg, osFile{File: f.f}, nil, f.floor, !f.later)
 	sseg.OpenIndex = func() *segfile.Index {
-		x, size, err := openIndexAt(f.dfd, format.SegmentName(seg.base, format.IndexExt), seg.path(format.IndexExt))
+		x, size, err := fsx.OpenIndexAt(f.dfd, format.SegmentName(seg.base, format.IndexExt), seg.path(format.IndexExt))
 		if err != nil {
 			return nil
 		}
@@ -1007,9 +1008,9 @@ func (f *Follower) addWatch() {
 	if f.d != nil {
 		path = "/proc/self/fd/" + strconv.Itoa(f.dfd)
 	}
-	wd, err := s.watch.add(path)
+	wd, err := s.watch.Add(path)
 	if errors.Is(err, unix.ENOENT) && path != f.dir {
-		wd, err = s.watch.add(f.dir) // no /proc
+		wd, err = s.watch.Add(f.dir) // no /proc
 	}
 	switch {
 	case err == nil:
@@ -1048,7 +1049,7 @@ func (f *Follower) setWatch(wd int) {
 		if len(others) == 0 {
 			delete(s.watched, f.wd)
 			if s.watch != nil {
-				s.watch.remove(f.wd)
+				s.watch.Remove(f.wd)
 			}
 		} else {
 			s.watched[f.wd] = others
@@ -1081,7 +1082,7 @@ func (s *FollowSet) fallBack(err error) {
 		what = s.members[0].name
 	}
 	s.opts.Warn(fmt.Sprintf("cannot watch %s with inotify any more (%v); polling every %v", what, err, s.opts.Poll))
-	s.watch.close()
+	s.watch.Close()
 	s.watch = nil
 	for _, f := range s.members {
 		f.wd = -1
@@ -1106,7 +1107,7 @@ func (s *FollowSet) wait(ctx context.Context) {
 		case <-t.C:
 		}
 		t.Stop()
-	} else if err := s.watch.wait(ctx, timeout, s.dispatch); err != nil {
+	} else if err := s.watch.Wait(ctx, timeout, s.dispatch); err != nil {
 		s.fallBack(err)
 	}
 	if ctx.Err() != nil {
@@ -1144,12 +1145,12 @@ func (f *Follower) recheckDir() {
 
 // dispatch hands a watch's events to its followers (wd -1: every member:
 // events were lost).
-func (s *FollowSet) dispatch(wd int, ev watchEvents) {
+func (s *FollowSet) dispatch(wd int, ev fsx.WatchEvents) {
 	members := s.watched[wd]
 	if wd < 0 {
 		members = s.members
 	}
-	if ev&evIgnored != 0 {
+	if ev&fsx.EvIgnored != 0 {
 		delete(s.watched, wd) // the kernel dropped it with its directory
 		for _, f := range members {
 			f.wd = -1
@@ -1157,10 +1158,10 @@ func (s *FollowSet) dispatch(wd int, ev watchEvents) {
 		}
 	}
 	for _, f := range members {
-		if ev&(evEntries|evSelf) != 0 {
+		if ev&(fsx.EvEntries|fsx.EvSelf) != 0 {
 			f.dirty = true
 		}
-		if ev&evSelf != 0 {
+		if ev&fsx.EvSelf != 0 {
 			f.self = true
 		}
 		s.enqueue(f)

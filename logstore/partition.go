@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -111,7 +112,7 @@ type segmentFiles struct {
 func (p *Partition) acquire(seg segment) (*segmentFiles, os.FileInfo, error) {
 	c := &keptOpen
 	c.mu.Lock()
-	now, gen := time.Now(), filesMoved.Load()
+	now, gen := time.Now(), fsx.FilesMoved()
 	if sf := p.open[seg.base]; sf != nil {
 		if gen == sf.seenGen && now.Sub(sf.checked) < keptOpenRecheck {
 			sf.refs++
@@ -135,11 +136,11 @@ func (p *Partition) acquire(seg segment) (*segmentFiles, os.FileInfo, error) {
 	}
 	c.mu.Unlock()
 	// Opened without the lock: readers of other partitions go on meanwhile.
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil, nil, err
 	}
-	sf := &segmentFiles{seg: seg, log: osFile{f}, owner: p, refs: 1, checked: now, seenGen: gen}
+	sf := &segmentFiles{seg: seg, log: osFile{File: f}, owner: p, refs: 1, checked: now, seenGen: gen}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p.closed || p.open[seg.base] != nil {
@@ -203,7 +204,7 @@ func (sf *segmentFiles) index() *segfile.Index {
 	defer sf.idxMu.Unlock()
 	if !sf.idxTried {
 		sf.idxTried = true
-		if f, size, err := openIndexFile(sf.seg.path(format.IndexExt)); err == nil {
+		if f, size, err := fsx.OpenIndex(sf.seg.path(format.IndexExt)); err == nil {
 			sf.idx, sf.idxFile = segfile.NewIndex(f, size), f.File
 		}
 	}
@@ -257,7 +258,7 @@ func OpenSegmentFile(path, name string) (*Partition, error) {
 	case err != nil:
 		return nil, err
 	case !fi.Mode().IsRegular():
-		return nil, newNotRegularError(path, fi.Mode())
+		return nil, fsx.NewNotRegularError(path, fi.Mode())
 	case !strings.HasSuffix(path, format.LogExt):
 		return nil, fmt.Errorf("%s is not a segment file: its name must end in %s", path, format.LogExt)
 	}
@@ -274,7 +275,7 @@ func OpenSegmentFile(path, name string) (*Partition, error) {
 	p := &Partition{dir: seg.dir, name: name, segs: []segment{seg}, lone: true}
 	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
 		if fi, err := os.Lstat(seg.path(ext)); err == nil && !fi.Mode().IsRegular() {
-			p.odd = append(p.odd, newNotRegularError(seg.path(ext), fi.Mode()))
+			p.odd = append(p.odd, fsx.NewNotRegularError(seg.path(ext), fi.Mode()))
 		}
 	}
 	return p, nil
@@ -283,17 +284,17 @@ func OpenSegmentFile(path, name string) (*Partition, error) {
 // checkedFirstOffset is the offset of the first record of seg's .log when
 // that record checks out, else 0.
 func checkedFirstOffset(seg segment) (uint64, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	off, ok, err := segfile.FirstOffset(osFile{f})
+	off, ok, err := segfile.FirstOffset(osFile{File: f})
 	if err != nil || !ok {
 		return 0, err
 	}
 	seg.base = off
-	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, 0, true), -1, segfile.Options{})
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: f}, nil, 0, true), -1, segfile.Options{})
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -91,7 +92,7 @@ func timeSpan(from, to int64) uint64 {
 // segmentTimeline calls add for the records of seg: per time-index entry
 // its timestamp and the records it stands for.
 func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) error {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 			add(pending.Timestamp, e.Offset-pending.Offset)
 		case e.Offset > seg.base:
 			// Records before the first entry: read their timestamps.
-			if err := scanTimeline(seg, osFile{f}, e.Offset, add); err != nil {
+			if err := scanTimeline(seg, osFile{File: f}, e.Offset, add); err != nil {
 				return err
 			}
 		}
@@ -128,7 +129,7 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 		return err
 	}
 	if !have {
-		return scanTimeline(seg, osFile{f}, end.Next, add)
+		return scanTimeline(seg, osFile{File: f}, end.Next, add)
 	}
 	add(pending.Timestamp, end.Next-pending.Offset)
 	return nil
@@ -138,7 +139,7 @@ func segmentTimeline(seg segment, active bool, add func(ts int64, n uint64)) err
 // order. A partial last entry is ignored; one that shrank meanwhile ends
 // where it ends now.
 func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
-	f, size, err := openIndexFile(path)
+	f, size, err := fsx.OpenIndex(path)
 	if err != nil {
 		return err
 	}
