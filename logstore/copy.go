@@ -320,8 +320,6 @@ type buildMeta struct {
 	gapsAdvice     string // what to do with gaps that are wrong
 }
 
-const buildPrefix = ".copy-"
-
 func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*partitionBuild, error) {
 	b := &partitionBuild{s: s, opts: opts, rep: rep, topicDir: filepath.Join(s.dir, opts.ToTopic),
 		final: s.PartitionDir(opts.ToTopic, opts.ToPartition), meta: meta}
@@ -390,78 +388,6 @@ func (b *partitionBuild) named(err error) error {
 		return fmt.Errorf("destination %s (%s): %w", b.rep.To, b.final, err)
 	}
 	return err
-}
-
-// removeDeadBuilds removes the build roots in dir of copies that died:
-// those whose lock nobody holds; in the data directory, only those of
-// topic.
-func (s *Store) removeDeadBuilds(dir, topic string) {
-	for _, path := range buildRoots(dir, topic) {
-		if l, err := fsx.TryLock(path); err == nil {
-			s.removeAll(path)
-			l.Unlock()
-		}
-	}
-}
-
-// buildRoots lists the build roots in dir: of partitions, in a topic
-// directory (topic ""); of new topics, in the data directory, those of
-// topic only unless it is "*".
-func buildRoots(dir, topic string) []string {
-	entries, _ := os.ReadDir(dir)
-	var roots []string
-	for _, e := range entries {
-		if !e.IsDir() || !isBuildDir(e.Name()) {
-			continue
-		}
-		if topic != "" && topic != "*" {
-			if t, ok := recTempTopic(e.Name(), buildPrefix); !ok || t != topic[:min(len(topic), 200)] {
-				continue
-			}
-		}
-		roots = append(roots, filepath.Join(dir, e.Name()))
-	}
-	return roots
-}
-
-func isBuildDir(name string) bool {
-	return strings.HasPrefix(name, buildPrefix) && strings.HasSuffix(name, ".tmp")
-}
-
-// buildInUse reports whether path is the temporary directory of a copy
-// that is still running.
-func buildInUse(path string) bool {
-	if !isBuildDir(filepath.Base(path)) {
-		return false
-	}
-	l, err := fsx.TryLock(path)
-	if err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK)
-	}
-	l.Unlock()
-	return false
-}
-
-// halfMadeTopic reports whether the topic directory dir holds what a copy
-// or import into a new topic by an older seglog left when interrupted,
-// and nothing else: no partition directory, only the topic's settings
-// (or their temporary file) and build directories; or nothing at all.
-// Such a directory is no topic: commands over every topic pass it over,
-// and recover removes it.
-func halfMadeTopic(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		switch name := e.Name(); {
-		case (name == settingsFile || name == settingsFile+".tmp") && e.Type().IsRegular():
-		case isBuildDir(name) && e.IsDir():
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // create makes a file of the segment in the build.
@@ -788,66 +714,4 @@ func (b *partitionBuild) abort() {
 func (b *partitionBuild) end(err *error) {
 	b.abort()
 	*err = b.named(*err)
-}
-
-// ErrInterrupted means a copy or import gave up when asked to
-// (CopyOptions.Interrupt), leaving nothing behind.
-var ErrInterrupted = errors.New("interrupted")
-
-// interrupted reports whether stop is closed.
-func interrupted(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// pacer keeps a copy at its throttle, reports its progress and tells
-// when it is interrupted.
-type pacer struct {
-	rate     int64
-	began    time.Time
-	done     int64
-	total    int64
-	progress func(done, total int64)
-	stop     <-chan struct{}
-}
-
-func newPacer(rate, total int64, progress func(done, total int64), stop <-chan struct{}) *pacer {
-	return &pacer{rate: rate, began: time.Now(), total: total, progress: progress, stop: stop}
-}
-
-// piece is how much to move before the next pause: a tenth of a second's
-// worth under a throttle, so that the rate holds smoothly.
-func (p *pacer) piece() int64 {
-	if p.rate > 0 {
-		return max(min(copyPiece, p.rate/10), 4096)
-	}
-	return copyPiece
-}
-
-// add counts n bytes moved and sleeps as long as the throttle asks; once
-// the copy is interrupted it returns ErrInterrupted.
-func (p *pacer) add(n int64) error {
-	p.done += n
-	if p.progress != nil {
-		p.progress(p.done, max(p.total, p.done))
-	}
-	if p.rate > 0 {
-		due := time.Duration(float64(p.done) / float64(p.rate) * float64(time.Second))
-		if wait := due - time.Since(p.began); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-p.stop:
-			}
-			t.Stop()
-		}
-	}
-	if interrupted(p.stop) {
-		return ErrInterrupted
-	}
-	return nil
 }
