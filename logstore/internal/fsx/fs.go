@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// FS is the seam every change to disk goes through.
+// FS is the seam every change to disk goes through: logstore's tests put
+// fault-injecting and power-cut models behind it.
 type FS interface {
 	OpenFile(name string, flag int, perm os.FileMode) (File, error)
 	// Rename renames oldpath to newpath; with noReplace it fails with
@@ -48,10 +49,11 @@ type File interface {
 	Close() error
 }
 
-// OS is the real filesystem. Below root (the data directory; "" for
+// OS is the real filesystem. Below Root (the data directory; "" for
 // none) it changes nothing through a symbolic link: see nofollow.go.
 type OS struct{ Root string }
 
+// OSFile is an open file of the real filesystem.
 type OSFile struct{ *os.File }
 
 func (o OS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {

@@ -20,6 +20,7 @@ type NotRegularError struct {
 	Target string      // a symbolic link's, as stored in it
 }
 
+// NewNotRegularError describes the file at path, of type mode.
 func NewNotRegularError(path string, mode fs.FileMode) *NotRegularError {
 	e := &NotRegularError{Path: path, Mode: mode.Type()}
 	if mode&fs.ModeSymlink != 0 {
