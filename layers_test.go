@@ -15,13 +15,15 @@ const module = "github.com/seglog/seglog"
 
 // layers is the import graph the tree is built to: for each package of
 // the module, the module's packages it may import. Dependencies flow one
-// way: format <- segfile <- logstore <- kafkabridge <- commands <- main
-// (commands uses logstore directly too). A package missing here fails
+// way: format <- fsx, segfile <- logstore <- kafkabridge <- commands <-
+// main (commands uses logstore directly too). logstore's internal
+// packages do not import each other. A package missing here fails
 // the test, so a new one is placed on purpose.
 var layers = map[string][]string{
 	"format":                    {},
+	"logstore/internal/fsx":     {"format"},
 	"logstore/internal/segfile": {"format"},
-	"logstore":                  {"format", "logstore/internal/segfile"},
+	"logstore":                  {"format", "logstore/internal/fsx", "logstore/internal/segfile"},
 	"kafkabridge":               {"logstore"},
 	"commands":                  {"format", "logstore", "kafkabridge"},
 	".":                         {"commands"},
@@ -51,6 +53,7 @@ var forbiddenStd = map[string][]string{
 // Kafka bridge neither print nor parse command lines.
 var forbiddenExternal = map[string][]string{
 	"format":                    {"github.com/"},
+	"logstore/internal/fsx":     {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore/internal/segfile": {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore":                  {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"kafkabridge":               {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},

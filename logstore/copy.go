@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -79,7 +80,7 @@ type copySource struct {
 	gaps     []byte // the partition's .gaps.json, nil when none
 	gapList  []Gap  // what it records
 	settings []byte // the topic's settings file, nil when none
-	lock     *dirLock
+	lock     *fsx.DirLock
 	total    int64 // bytes of every file the copy takes
 }
 
@@ -157,14 +158,14 @@ func (cs *copySegment) planActive(segs []segment) error {
 	if err != nil {
 		return err
 	}
-	f, err := openRead(cs.seg.path(format.LogExt))
+	f, err := fsx.OpenRead(cs.seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(cs.seg)
 	defer closeIdx()
-	sseg := segfileSegment(cs.seg, osFile{f}, idx, floor, true)
+	sseg := segfileSegment(cs.seg, osFile{File: f}, idx, floor, true)
 	end, err := segfile.FindEnd(sseg, false)
 	if err == nil && end.Tail != nil {
 		// A copy stops short of a tail only on a verdict no index entry
@@ -307,7 +308,7 @@ type partitionBuild struct {
 	rep         *CopyReport
 	topicDir    string
 	root        string // what the build made; removed unless placed
-	rootLock    *dirLock
+	rootLock    *fsx.DirLock
 	tmp         string // the partition being built: root, or in it
 	final       string
 	newTopic    bool // root is the topic being built
@@ -326,8 +327,6 @@ type buildMeta struct {
 	gapCheck       *gapCheck
 	gapsAdvice     string // what to do with gaps that are wrong
 }
-
-const buildPrefix = ".copy-"
 
 func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*partitionBuild, error) {
 	b := &partitionBuild{s: s, opts: opts, rep: rep, topicDir: filepath.Join(s.dir, opts.ToTopic),
@@ -366,7 +365,7 @@ func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*
 		return nil, b.named(err)
 	}
 	var err error
-	if b.rootLock, err = tryLockDir(b.root); err != nil {
+	if b.rootLock, err = fsx.TryLock(b.root); err != nil {
 		s.removeAll(b.root)
 		return nil, b.named(err)
 	}
@@ -397,78 +396,6 @@ func (b *partitionBuild) named(err error) error {
 		return fmt.Errorf("destination %s (%s): %w", b.rep.To, b.final, err)
 	}
 	return err
-}
-
-// removeDeadBuilds removes the build roots in dir of copies that died:
-// those whose lock nobody holds; in the data directory, only those of
-// topic.
-func (s *Store) removeDeadBuilds(dir, topic string) {
-	for _, path := range buildRoots(dir, topic) {
-		if l, err := tryLockDir(path); err == nil {
-			s.removeAll(path)
-			l.Unlock()
-		}
-	}
-}
-
-// buildRoots lists the build roots in dir: of partitions, in a topic
-// directory (topic ""); of new topics, in the data directory, those of
-// topic only unless it is "*".
-func buildRoots(dir, topic string) []string {
-	entries, _ := os.ReadDir(dir)
-	var roots []string
-	for _, e := range entries {
-		if !e.IsDir() || !isBuildDir(e.Name()) {
-			continue
-		}
-		if topic != "" && topic != "*" {
-			if t, ok := recTempTopic(e.Name(), buildPrefix); !ok || t != topic[:min(len(topic), 200)] {
-				continue
-			}
-		}
-		roots = append(roots, filepath.Join(dir, e.Name()))
-	}
-	return roots
-}
-
-func isBuildDir(name string) bool {
-	return strings.HasPrefix(name, buildPrefix) && strings.HasSuffix(name, ".tmp")
-}
-
-// buildInUse reports whether path is the temporary directory of a copy
-// that is still running.
-func buildInUse(path string) bool {
-	if !isBuildDir(filepath.Base(path)) {
-		return false
-	}
-	l, err := tryLockDir(path)
-	if err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK)
-	}
-	l.Unlock()
-	return false
-}
-
-// halfMadeTopic reports whether the topic directory dir holds what a copy
-// or import into a new topic by an older seglog left when interrupted,
-// and nothing else: no partition directory, only the topic's settings
-// (or their temporary file) and build directories; or nothing at all.
-// Such a directory is no topic: commands over every topic pass it over,
-// and recover removes it.
-func halfMadeTopic(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		switch name := e.Name(); {
-		case (name == settingsFile || name == settingsFile+".tmp") && e.Type().IsRegular():
-		case isBuildDir(name) && e.IsDir():
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // create makes a file of the segment in the build.
@@ -507,12 +434,12 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 	if err := check.compareIndexes(seg); err != nil {
 		return err
 	}
-	src, err := openRead(cs.seg.path(format.LogExt))
+	src, err := fsx.OpenRead(cs.seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	copied, err := openRead(seg.path(format.LogExt))
+	copied, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
@@ -593,7 +520,7 @@ func copyFile(f file, path string, from, n int64, pace *pacer) error {
 	if n == 0 {
 		return nil
 	}
-	src, err := openRead(path)
+	src, err := fsx.OpenRead(path)
 	if err != nil {
 		return err
 	}
@@ -703,7 +630,7 @@ func (b *partitionBuild) finish() error {
 
 // place puts the build in place: a new topic whole (see partitionBuild),
 // else the partition into its topic.
-func (b *partitionBuild) place(held *dirLock) error {
+func (b *partitionBuild) place(held *fsx.DirLock) error {
 	if interrupted(b.opts.Interrupt) {
 		return ErrInterrupted
 	}
@@ -739,8 +666,8 @@ var errTopicGone = errors.New("destination topic went away")
 // already when the source is the same topic): never over an existing
 // partition, unless Force, which swaps the new one in under the old one's
 // writer lock and then removes the old one.
-func (b *partitionBuild) placePartition(held *dirLock) error {
-	if held == nil || !sameDirAsLock(held, b.topicDir) {
+func (b *partitionBuild) placePartition(held *fsx.DirLock) error {
+	if held == nil || !held.IsOn(b.topicDir) {
 		lock, err := lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait, b.opts.Interrupt)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", b.topicDir, errTopicGone)
@@ -761,7 +688,7 @@ func (b *partitionBuild) placePartition(held *dirLock) error {
 	if !b.opts.Force {
 		return fmt.Errorf("%w: %s (%s); use --force to replace it", ErrPartitionExists, b.rep.To, b.final)
 	}
-	lock, err := lockDirHow(b.final, "partition "+b.rep.To, b.opts.LockWait, unix.LOCK_EX, b.opts.Interrupt)
+	lock, err := lockDirHow(b.final, "partition "+b.rep.To, false, b.opts.LockWait, b.opts.Interrupt)
 	if err != nil {
 		return err
 	}
@@ -773,16 +700,6 @@ func (b *partitionBuild) placePartition(held *dirLock) error {
 	lock.Unlock()
 	// b.tmp now holds the old partition: abort removes it.
 	return err
-}
-
-// sameDirAsLock reports whether the lock is on dir.
-func sameDirAsLock(l *dirLock, dir string) bool {
-	lf, err := l.f.Stat()
-	if err != nil {
-		return false
-	}
-	fi, err := os.Stat(dir)
-	return err == nil && os.SameFile(lf, fi)
 }
 
 // abort removes what the build made and did not place: all of it when it
@@ -805,66 +722,4 @@ func (b *partitionBuild) abort() {
 func (b *partitionBuild) end(err *error) {
 	b.abort()
 	*err = b.named(*err)
-}
-
-// ErrInterrupted means a copy or import gave up when asked to
-// (CopyOptions.Interrupt), leaving nothing behind.
-var ErrInterrupted = errors.New("interrupted")
-
-// interrupted reports whether stop is closed.
-func interrupted(stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// pacer keeps a copy at its throttle, reports its progress and tells
-// when it is interrupted.
-type pacer struct {
-	rate     int64
-	began    time.Time
-	done     int64
-	total    int64
-	progress func(done, total int64)
-	stop     <-chan struct{}
-}
-
-func newPacer(rate, total int64, progress func(done, total int64), stop <-chan struct{}) *pacer {
-	return &pacer{rate: rate, began: time.Now(), total: total, progress: progress, stop: stop}
-}
-
-// piece is how much to move before the next pause: a tenth of a second's
-// worth under a throttle, so that the rate holds smoothly.
-func (p *pacer) piece() int64 {
-	if p.rate > 0 {
-		return max(min(copyPiece, p.rate/10), 4096)
-	}
-	return copyPiece
-}
-
-// add counts n bytes moved and sleeps as long as the throttle asks; once
-// the copy is interrupted it returns ErrInterrupted.
-func (p *pacer) add(n int64) error {
-	p.done += n
-	if p.progress != nil {
-		p.progress(p.done, max(p.total, p.done))
-	}
-	if p.rate > 0 {
-		due := time.Duration(float64(p.done) / float64(p.rate) * float64(time.Second))
-		if wait := due - time.Since(p.began); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-p.stop:
-			}
-			t.Stop()
-		}
-	}
-	if interrupted(p.stop) {
-		return ErrInterrupted
-	}
-	return nil
 }

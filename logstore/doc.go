@@ -4,11 +4,14 @@
 // offset, classifies damage as an incomplete tail or corruption, and saves
 // cut bytes to quarantine.
 //
-// It never prints and knows nothing of the command line. Every change it
-// makes to disk (writes, syncs, renames, truncations, new files and
-// directories) goes through the small fileSystem seam in fs.go, so tests can
-// fail a write part-way or model a power cut.
+// It never prints and knows nothing of the command line. Under it are two
+// internal packages it alone uses: segfile decodes segments and indexes,
+// and fsx reaches the file system. Every change logstore makes to disk
+// (writes, syncs, renames, truncations, new files and directories) goes
+// through fsx's FS seam (fileSystem here), so tests can fail a write
+// part-way or model a power cut. logstore imports format and its internal
+// packages only; commands and the Kafka bridge import logstore.
 //
-// Locks are flock(2) on directories (docs/format.md §1 and §5), which is only reliable on
-// local filesystems.
+// Locks are flock(2) on directories (docs/format.md §1 and §5), which is
+// only reliable on local filesystems.
 package logstore

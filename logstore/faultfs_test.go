@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // faultFS wraps osFS for tests: it records every change it passes on (in
@@ -220,7 +222,7 @@ func (f *faultFile) Write(b []byte) (int, error) {
 
 // CopyFrom goes through Write, so that write faults hit copies too.
 func (f *faultFile) CopyFrom(src *os.File, off, n int64) error {
-	return copyThroughBuffer(f, src, off, n)
+	return fsx.CopyThroughBuffer(f, src, off, n)
 }
 
 func (f *faultFile) StartWriteback(off, n int64) error {

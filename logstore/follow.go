@@ -5,17 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"sort"
-	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -54,22 +52,6 @@ import (
 // cannot watch the partition.
 const defaultFollowPoll = 100 * time.Millisecond
 
-// followRecheck is how often a FollowSet checks that the directories it
-// watches are still the ones at their paths: a safety net for what events
-// cannot tell (a topic directory renamed away and another made in its
-// place), rare enough to cost nothing.
-const followRecheck = 2 * time.Second
-
-// followBurst is how many records in a row a FollowSet takes from one
-// follower before it turns to the next that has some.
-const followBurst = 256
-
-// maxOpenFollowers bounds how many followers of a set hold their files
-// open (the partition directory and a segment); the least recently read
-// others let go of theirs and open them again when woken. A low
-// RLIMIT_NOFILE lowers it (followOpenLimit).
-const maxOpenFollowers = 64
-
 // FollowOptions configure Follow and NewFollowSet.
 type FollowOptions struct {
 	// Poll is how often to look for new data when inotify cannot watch
@@ -81,32 +63,6 @@ type FollowOptions struct {
 	// could be read (and where reading jumps to), the partition directory
 	// replaced, inotify unavailable (falling back to polling).
 	Warn func(msg string)
-}
-
-// FollowSet follows partitions together, as tail -f follows every
-// partition of a topic: Next returns the next record of whichever has
-// one. All share one inotify instance (a watch per partition directory),
-// and at most maxOpenFollowers of them hold files open at a time, so what
-// a set holds does not grow with its partitions beyond a few hundred bytes
-// each. It is not safe for concurrent use.
-type FollowSet struct {
-	opts    FollowOptions
-	recheck time.Duration
-
-	watch       *dirWatch           // nil: every member polls
-	watched     map[int][]*Follower // members by watch descriptor
-	watchFailed bool                // a watch could not be added (warned)
-
-	members []*Follower
-	ready   []*Follower // members to step, in turn
-	burst   int         // records ready[0] returned in a row
-	polled  int         // members polling: unwatched, or their directory gone
-
-	holding list.List // members holding files open, most recently read first
-	limit   int
-
-	lastPoll, lastRecheck time.Time
-	closed                bool
 }
 
 // Follower reads a partition's records in offset order and waits for more,
@@ -171,8 +127,6 @@ type Follower struct {
 	closed bool
 }
 
-type fileID struct{ dev, ino uint64 }
-
 // jumpWhy says, for a warning, why offsets are missing where reading
 // (re)starts.
 type jumpWhy int
@@ -183,33 +137,6 @@ const (
 	jumpReplaced                // the directory swapped in does not hold them
 	jumpAnew                    // reading a new log from its start: nothing is missing
 )
-
-// errReplaced unwinds what the follower was doing in a directory that
-// turned out to have been replaced (it has switched to the new one).
-var errReplaced = errors.New("partition directory replaced")
-
-// NewFollowSet returns an empty set of followers.
-func NewFollowSet(opts FollowOptions) *FollowSet {
-	if opts.Poll <= 0 {
-		opts.Poll = defaultFollowPoll
-	}
-	if opts.Warn == nil {
-		opts.Warn = func(string) {}
-	}
-	now := time.Now()
-	return &FollowSet{opts: opts, recheck: followRecheck, watched: map[int][]*Follower{}, limit: followOpenLimit(),
-		lastPoll: now, lastRecheck: now}
-}
-
-// followOpenLimit is maxOpenFollowers, or a thirty-second of the soft
-// RLIMIT_NOFILE when that is less (two descriptors each).
-func followOpenLimit() int {
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
-		return maxOpenFollowers
-	}
-	return int(min(max(rl.Cur/32, 4), maxOpenFollowers))
-}
 
 // Follow returns a follower of the partition directory dir (name is how
 // messages refer to it: "orders/0") from offset from on, in a set of its
@@ -224,132 +151,6 @@ func Follow(dir, name string, from uint64, opts FollowOptions) (*Follower, error
 		return nil, err
 	}
 	return f, nil
-}
-
-// Add follows one more partition directory, as Follow does. Warnings about
-// missing offsets where reading starts come before Add returns.
-func (s *FollowSet) Add(dir, name string, from uint64) (*Follower, error) {
-	f := &Follower{set: s, dir: dir, name: name, from: from, next: from, dirty: true, jump: jumpStart, dfd: -1, wd: -1}
-	if !s.opts.NoInotify && s.watch == nil && len(s.members) == 0 {
-		// One instance for the set, made with its first member: a failure
-		// is warned about once, naming it.
-		w, err := newDirWatch()
-		if err == nil {
-			s.watch = w
-		} else {
-			f.warnf("cannot watch %s with inotify (%v); polling every %v", name, err, s.opts.Poll)
-		}
-	}
-	dfd, id, err := openDirFD(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
-		}
-		return nil, fmt.Errorf("follow %s: %w", name, err)
-	}
-	f.d, f.dfd, f.dirID = os.NewFile(uintptr(dfd), dir), dfd, id
-	s.members = append(s.members, f)
-	f.addWatch()
-	f.updatePolling()
-	// Open where reading starts now, so a warning about missing offsets
-	// comes before any record.
-	if _, err := f.openFor(); err != nil && !errors.Is(err, errReplaced) {
-		f.detach()
-		return nil, err
-	}
-	s.enqueue(f)
-	s.used(f)
-	return f, nil
-}
-
-// Next blocks until one of the set's followers has a record (that
-// follower, true: its Record is valid until it is read from again), one
-// fails (that follower, false: see its Err; after SkipCorrupt it goes on),
-// or ctx is done (nil, false: the set can go on with another context).
-func (s *FollowSet) Next(ctx context.Context) (*Follower, bool) {
-	for !s.closed && ctx.Err() == nil {
-		for len(s.ready) > 0 {
-			f := s.ready[0]
-			got, err := f.step()
-			s.used(f)
-			if err != nil {
-				f.err = err
-				s.dequeue()
-				return f, false
-			}
-			if got {
-				if s.burst++; s.burst >= followBurst && len(s.ready) > 1 {
-					s.dequeue()
-					s.enqueue(f) // its turn again after the others'
-				}
-				return f, true
-			}
-			s.dequeue() // nothing more for now: woken by its next event
-		}
-		s.wait(ctx)
-	}
-	return nil, false
-}
-
-// Close releases the files of every follower of the set and its inotify
-// instance.
-func (s *FollowSet) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	var err error
-	for _, f := range s.members {
-		f.closed = true
-		f.closeFiles()
-	}
-	s.members, s.ready, s.watched = nil, nil, nil
-	if s.watch != nil {
-		err = s.watch.close()
-		s.watch = nil
-	}
-	return err
-}
-
-func (s *FollowSet) enqueue(f *Follower) {
-	if !f.queued && !f.closed && f.err == nil {
-		f.queued = true
-		s.ready = append(s.ready, f)
-	}
-}
-
-func (s *FollowSet) dequeue() {
-	s.ready[0].queued = false
-	s.ready[0] = nil
-	s.ready = s.ready[1:]
-	s.burst = 0
-}
-
-// used notes that f was just read: it goes to the front of the members
-// holding files, and the least recently read beyond the limit let go of
-// theirs.
-func (s *FollowSet) used(f *Follower) {
-	switch holds := f.d != nil || f.f != nil; {
-	case holds && f.holding != nil:
-		s.holding.MoveToFront(f.holding)
-	case holds:
-		f.holding = s.holding.PushFront(f)
-	case f.holding != nil:
-		s.unhold(f)
-	}
-	for s.holding.Len() > s.limit {
-		victim := s.holding.Back().Value.(*Follower)
-		if victim == f {
-			break
-		}
-		s.unhold(victim)
-		victim.park()
-	}
-}
-
-func (s *FollowSet) unhold(f *Follower) {
-	s.holding.Remove(f.holding)
-	f.holding = nil
 }
 
 // Next blocks until the next record is there (true), ctx is done (false,
@@ -422,30 +223,6 @@ func (f *Follower) Close() error {
 	return nil
 }
 
-// detach takes f out of its set and closes its files.
-func (f *Follower) detach() {
-	s := f.set
-	f.closed = true
-	if f.holding != nil {
-		s.unhold(f)
-	}
-	f.setWatch(-1)
-	f.updatePolling() // closed: polls no more
-	for i, m := range s.members {
-		if m == f {
-			s.members = append(s.members[:i], s.members[i+1:]...)
-			break
-		}
-	}
-	for i, m := range s.ready {
-		if m == f {
-			s.ready = append(s.ready[:i], s.ready[i+1:]...)
-			break
-		}
-	}
-	f.closeFiles()
-}
-
 // closeFiles closes the segment and the directory.
 func (f *Follower) closeFiles() {
 	f.closeSeg()
@@ -455,59 +232,12 @@ func (f *Follower) closeFiles() {
 	}
 }
 
-// park lets go of the follower's files, keeping its place in the segment.
-func (f *Follower) park() {
-	if f.f != nil {
-		f.parkPos, f.parkOff = f.sc.Pos(), f.sc.NextOffset()
-		f.closeSeg()
-		f.parked = true
-		f.rec = Record{} // nothing left to keep the buffer alive
-	}
-	if f.d != nil {
-		f.d.Close()
-		f.d, f.dfd = nil, -1
-	}
-}
-
-// resume opens the parked segment again, to read on where it was. A
-// segment that is gone or is another file now is found again by offset
-// instead.
-func (f *Follower) resume() error {
-	if err := f.openDir(); err != nil || f.d == nil {
-		return err
-	}
-	f.parked = false
-	name := format.SegmentName(f.seg.base, format.LogExt)
-	fd, err := openIn(f.dfd, name)
-	if errors.Is(err, unix.ENOENT) {
-		f.dirty = true
-		return nil
-	}
-	if err != nil {
-		return &os.PathError{Op: "open", Path: f.seg.path(format.LogExt), Err: err}
-	}
-	file := os.NewFile(uintptr(fd), f.seg.path(format.LogExt))
-	if fi, err := file.Stat(); err != nil || !os.SameFile(fi, f.segFI) {
-		file.Close()
-		f.dirty = true
-		return nil
-	}
-	f.f = file
-	if err := f.scan(); err != nil {
-		return err
-	}
-	if f.parkPos > 0 || f.parkOff != f.seg.base {
-		f.sc.StartAt(f.parkPos, f.parkOff)
-	}
-	return nil
-}
-
 // scan starts a scan of the open segment from its first byte.
 func (f *Follower) scan() error {
 	seg := f.seg
-	sseg := segfileSegment(seg, osFile{f.f}, nil, f.floor, !f.later)
+	sseg := segfileSegment(seg, osFile{File: f.f}, nil, f.floor, !f.later)
 	sseg.OpenIndex = func() *segfile.Index {
-		x, size, err := openIndexAt(f.dfd, format.SegmentName(seg.base, format.IndexExt), seg.path(format.IndexExt))
+		x, size, err := fsx.OpenIndexAt(f.dfd, format.SegmentName(seg.base, format.IndexExt), seg.path(format.IndexExt))
 		if err != nil {
 			return nil
 		}
@@ -820,353 +550,6 @@ func (f *Follower) forget() {
 	f.fresh = true
 }
 
-// list lists the segments of the directory being read, after checking that
-// it is still the one at the path (errReplaced when it was not: the
-// follower has switched to the new one).
-func (f *Follower) list() (segs []segment, err error) {
-	if err := f.openDir(); err != nil {
-		return nil, err
-	}
-	if f.d == nil {
-		return nil, nil // gone, and let go of: it holds nothing any more
-	}
-	f.dirty = false
-	defer func() {
-		f.empty = len(segs) == 0
-		f.updatePolling()
-	}()
-	segs, _, err = stableSegments(f.dir, func() ([]os.DirEntry, error) {
-		if _, err := f.d.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("list %s: %w", f.dir, err)
-		}
-		entries, err := f.d.ReadDir(-1)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("list %s: %w", f.dir, err)
-		}
-		return entries, err
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // removed: it holds nothing any more
-	}
-	return segs, err
-}
-
-// openDir makes sure the follower reads through the directory now at its
-// path: the one it had, opened again if it let go of it, or the one that
-// replaced it (errReplaced, after switching). Gone, it keeps what it has
-// open, or has none (f.d nil).
-func (f *Follower) openDir() error {
-	if f.d != nil {
-		replaced, err := f.checkDir(false)
-		if err == nil && replaced {
-			err = errReplaced
-		}
-		return err
-	}
-	dfd, id, err := openDirFD(f.dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
-		f.setGone()
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if id != f.dirID {
-		unix.Close(dfd)
-		if _, err := f.replace(); err != nil {
-			return err
-		}
-		return errReplaced
-	}
-	f.d, f.dfd = os.NewFile(uintptr(dfd), f.dir), dfd
-	if f.gone {
-		f.gone = false
-		f.addWatch()
-		f.updatePolling()
-	}
-	return nil
-}
-
-// setGone notes that nothing is at the directory's path, warning once.
-func (f *Follower) setGone() {
-	if !f.gone {
-		f.gone = true
-		f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
-		f.updatePolling()
-	}
-}
-
-// segAfter is the index of the first segment with a base above base.
-func segAfter(segs []segment, base uint64) int {
-	return sort.Search(len(segs), func(i int) bool { return segs[i].base > base })
-}
-
-// checkDir compares the directory at the path with the one being read.
-// Gone, it warns once and keeps reading what it has; replaced, it switches
-// to the new one (true). rewatch renews the inotify watch even when the
-// directory is the same (it was moved away and back).
-func (f *Follower) checkDir(rewatch bool) (bool, error) {
-	var st unix.Stat_t
-	err := unix.Stat(f.dir, &st)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		f.setGone()
-		return false, nil
-	}
-	if err != nil {
-		return false, &os.PathError{Op: "stat", Path: f.dir, Err: err}
-	}
-	wasGone := f.gone
-	if (fileID{dev: uint64(st.Dev), ino: st.Ino}) == f.dirID {
-		if wasGone {
-			f.gone = false
-			f.updatePolling()
-		}
-		if rewatch || wasGone {
-			f.addWatch()
-		}
-		return false, nil
-	}
-	return f.replace()
-}
-
-// replace switches to the directory now at the path: to read on from the
-// same offset there when it holds the same log (the record read last is
-// there, the same), else to read it from its start.
-func (f *Follower) replace() (bool, error) {
-	dfd, id, err := openDirFD(f.dir)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
-		f.setGone() // gone again already: look later
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	f.closeFiles()
-	f.d, f.dfd, f.dirID = os.NewFile(uintptr(dfd), f.dir), dfd, id
-	f.gone = false
-	f.addWatch()
-	f.updatePolling()
-	f.dirty, f.later = true, false
-	if why := f.sameLog(); why != "" {
-		f.anew(why)
-		return true, nil
-	}
-	f.from = f.Position()
-	f.jump = jumpReplaced
-	f.warnf("the partition directory of %s (%s) was replaced; reading on from offset %d in the new one", f.name, f.dir, f.from)
-	return true, nil
-}
-
-// sameLog tells whether the directory now open holds the log read so far:
-// "" when it holds the record read last, the same (a copy such as
-// copy-partition --force swaps in), else why not.
-func (f *Follower) sameLog() string {
-	if !f.prev.ok {
-		if f.Position() == 0 {
-			return "" // nothing read, nothing to miss
-		}
-		return "nothing read from it tells"
-	}
-	p, err := OpenPartitionDir(f.dir, f.name)
-	if err != nil {
-		return err.Error()
-	}
-	defer p.Close()
-	it, err := p.Read(f.prev.offset)
-	if err != nil {
-		return err.Error()
-	}
-	defer it.Close()
-	if !it.Next() || it.Record().Offset != f.prev.offset {
-		return fmt.Sprintf("it has no offset %d", f.prev.offset)
-	}
-	if r := it.Record(); r.Timestamp != f.prev.ts || r.CRC != f.prev.crc {
-		return fmt.Sprintf("its offset %d is another record", f.prev.offset)
-	}
-	return ""
-}
-
-// anew reads the partition from its start, as a log new to the follower,
-// saying why.
-func (f *Follower) anew(why string) {
-	f.closeSeg()
-	f.from, f.next, f.prev.ok = 0, 0, false
-	f.dirty, f.later, f.jump = true, false, jumpAnew
-	f.warnf("the partition directory of %s (%s) holds another log now (%s); reading it from its start", f.name, f.dir, why)
-}
-
-// addWatch watches the directory, falling back to polling when inotify
-// cannot. The watch goes on the directory open (through /proc/self/fd),
-// so it is the one read even if another took its path meanwhile.
-func (f *Follower) addWatch() {
-	s := f.set
-	if s.watch == nil {
-		return
-	}
-	path := f.dir
-	if f.d != nil {
-		path = "/proc/self/fd/" + strconv.Itoa(f.dfd)
-	}
-	wd, err := s.watch.add(path)
-	if errors.Is(err, unix.ENOENT) && path != f.dir {
-		wd, err = s.watch.add(f.dir) // no /proc
-	}
-	switch {
-	case err == nil:
-		f.setWatch(wd)
-	case errors.Is(err, unix.ENOENT):
-		f.setWatch(-1)
-		f.setGone()
-	default:
-		f.setWatch(-1)
-		if !s.watchFailed {
-			s.watchFailed = true
-			hint := ""
-			if errors.Is(err, unix.ENOSPC) {
-				hint = ": raise fs.inotify.max_user_watches"
-			}
-			f.warnf("cannot watch %s with inotify (%v%s); polling it, and any other partition it cannot watch, every %v", f.name, err, hint, s.opts.Poll)
-		}
-	}
-	f.updatePolling()
-}
-
-// setWatch makes wd (-1: none) f's watch, dropping its old one when no
-// other member shares it (two followers of one directory get one watch).
-func (f *Follower) setWatch(wd int) {
-	s := f.set
-	if f.wd == wd {
-		return
-	}
-	if f.wd >= 0 {
-		others := s.watched[f.wd][:0]
-		for _, m := range s.watched[f.wd] {
-			if m != f {
-				others = append(others, m)
-			}
-		}
-		if len(others) == 0 {
-			delete(s.watched, f.wd)
-			if s.watch != nil {
-				s.watch.remove(f.wd)
-			}
-		} else {
-			s.watched[f.wd] = others
-		}
-	}
-	f.wd = wd
-	if wd >= 0 {
-		s.watched[wd] = append(s.watched[wd], f)
-	}
-}
-
-// updatePolling counts f among the members that poll when it has no
-// watch, or its directory is gone or empty.
-func (f *Follower) updatePolling() {
-	polls := !f.closed && (f.wd < 0 || f.gone || f.empty)
-	if polls != f.polls {
-		f.polls = polls
-		if polls {
-			f.set.polled++
-		} else {
-			f.set.polled--
-		}
-	}
-}
-
-// fallBack stops using inotify: every member polls from now on.
-func (s *FollowSet) fallBack(err error) {
-	what := fmt.Sprintf("%d partitions", len(s.members))
-	if len(s.members) == 1 {
-		what = s.members[0].name
-	}
-	s.opts.Warn(fmt.Sprintf("cannot watch %s with inotify any more (%v); polling every %v", what, err, s.opts.Poll))
-	s.watch.close()
-	s.watch = nil
-	for _, f := range s.members {
-		f.wd = -1
-		f.updatePolling()
-	}
-	clear(s.watched)
-}
-
-// wait blocks until something may have changed, or ctx is done, and
-// queues the members to look at.
-func (s *FollowSet) wait(ctx context.Context) {
-	now := time.Now()
-	timeout := s.recheck - now.Sub(s.lastRecheck)
-	if s.polled > 0 {
-		timeout = min(timeout, s.opts.Poll-now.Sub(s.lastPoll))
-	}
-	timeout = max(timeout, 0)
-	if s.watch == nil {
-		t := time.NewTimer(timeout)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	} else if err := s.watch.wait(ctx, timeout, s.dispatch); err != nil {
-		s.fallBack(err)
-	}
-	if ctx.Err() != nil {
-		return
-	}
-	now = time.Now()
-	if s.polled > 0 && now.Sub(s.lastPoll) >= s.opts.Poll {
-		s.lastPoll = now
-		for _, f := range s.members {
-			if f.polls {
-				f.dirty = true
-				s.enqueue(f)
-			}
-		}
-	}
-	if now.Sub(s.lastRecheck) >= s.recheck {
-		s.lastRecheck = now
-		for _, f := range s.members {
-			if !f.polls {
-				f.recheckDir()
-			}
-		}
-	}
-}
-
-// recheckDir looks at whether the path still names the directory watched
-// (a stat), and queues the follower when not.
-func (f *Follower) recheckDir() {
-	var st unix.Stat_t
-	if err := unix.Stat(f.dir, &st); err != nil || (fileID{dev: uint64(st.Dev), ino: st.Ino}) != f.dirID {
-		f.self, f.dirty = true, true
-		f.set.enqueue(f)
-	}
-}
-
-// dispatch hands a watch's events to its followers (wd -1: every member:
-// events were lost).
-func (s *FollowSet) dispatch(wd int, ev watchEvents) {
-	members := s.watched[wd]
-	if wd < 0 {
-		members = s.members
-	}
-	if ev&evIgnored != 0 {
-		delete(s.watched, wd) // the kernel dropped it with its directory
-		for _, f := range members {
-			f.wd = -1
-			f.updatePolling()
-		}
-	}
-	for _, f := range members {
-		if ev&(evEntries|evSelf) != 0 {
-			f.dirty = true
-		}
-		if ev&evSelf != 0 {
-			f.self = true
-		}
-		s.enqueue(f)
-	}
-}
-
 // warnLost warns that offsets [from, to) are missing where reading goes on.
 func (f *Follower) warnLost(why jumpWhy, from, to uint64) {
 	what, pl := fmt.Sprintf("offset %d", from), to-from > 1
@@ -1187,31 +570,7 @@ func (f *Follower) warnLost(why jumpWhy, from, to uint64) {
 
 func (f *Follower) warnf(msg string, args ...any) { f.set.opts.Warn(fmt.Sprintf(msg, args...)) }
 
-// openDirFD opens a directory and says which one it is.
-func openDirFD(dir string) (int, fileID, error) {
-	for {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, fileID{}, &os.PathError{Op: "open", Path: dir, Err: err}
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return -1, fileID{}, &os.PathError{Op: "fstat", Path: dir, Err: err}
-		}
-		return fd, fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
-	}
-}
-
-// openIn opens a file of the directory dfd read-only.
-func openIn(dfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+// segAfter is the index of the first segment with a base above base.
+func segAfter(segs []segment, base uint64) int {
+	return sort.Search(len(segs), func(i int) bool { return segs[i].base > base })
 }

@@ -845,7 +845,7 @@ func TestFollowFallsBackToPolling(t *testing.T) {
 		t.Skip("inotify unavailable here: the fallback is all there is")
 	}
 	ftExpect(t, f, 0, 10)
-	f.set.watch.f.Close()
+	f.set.watch.Close()
 	ftAppend(t, w, 10, 200)
 	ftExpect(t, f, 10, 200)
 	if f.set.watch != nil {

@@ -127,7 +127,7 @@ func TestFollowSetWatchFails(t *testing.T) {
 	if set.watch == nil {
 		t.Skip("inotify unavailable here")
 	}
-	set.watch.f.Close()
+	set.watch.Close()
 	for p := 1; p < 3; p++ {
 		if _, err := set.Add(s.PartitionDir("t", p), fmt.Sprintf("t/%d", p), 0); err != nil {
 			t.Fatal(err)

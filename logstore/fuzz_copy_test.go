@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -28,12 +29,12 @@ func FuzzSegmentCheck(f *testing.F) {
 		if err := os.WriteFile(seg.path(format.LogExt), log, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fh, err := openRead(seg.path(format.LogExt))
+		fh, err := fsx.OpenRead(seg.path(format.LogExt))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer fh.Close()
-		sc, err := segfile.NewScanner(segfileSegment(seg, osFile{fh}, nil, 0, false), -1, segfile.Options{})
+		sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: fh}, nil, 0, false), -1, segfile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

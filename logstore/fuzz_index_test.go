@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -155,12 +156,12 @@ func FuzzIndexFiles(f *testing.F) {
 		// The in-segment lookup: a validated starting point at or before
 		// the target, in the segment that holds it.
 		for i, seg := range segs {
-			fh, err := openRead(seg.path(format.LogExt))
+			fh, err := fsx.OpenRead(seg.path(format.LogExt))
 			if err != nil {
 				t.Fatal(err)
 			}
 			idx, closeIdx := openSegfileIndex(seg)
-			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{fh}, idx, seg.base, false), -1, segfile.Options{})
+			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: fh}, idx, seg.base, false), -1, segfile.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

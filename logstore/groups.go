@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // Consumer groups (read/tail --group NAME) live in
@@ -44,7 +45,7 @@ type Group struct {
 	s    *Store
 	name string
 	dir  string
-	lock *dirLock
+	lock *fsx.DirLock
 	pos  map[string]map[int]uint64 // topic -> partition -> next offset, as on disk
 }
 
@@ -78,7 +79,7 @@ func (s *Store) OpenGroup(name string, wait time.Duration) (*Group, error) {
 	dir := s.GroupDir(name)
 	// Commits are written there: refuse a link on the way now, not once
 	// the records are printed.
-	if err := checkNoSymlink(s.dir, dir, true); err != nil {
+	if err := fsx.CheckNoSymlink(s.dir, dir, true); err != nil {
 		return nil, fmt.Errorf("group %s: %w", name, err)
 	}
 	if err := s.mkdirAll(dir); err != nil {
@@ -144,31 +145,10 @@ func (g *Group) Commit(topic string, next map[int]uint64) error {
 	return nil
 }
 
-// writeFile replaces path with data: the temporary, fsync, rename, fsync
-// of the directory, as Store.writeFileDurably does, with a temporary name
-// that fits any topic name.
+// writeFile replaces path with data durably, by way of a temporary whose
+// name fits beside any topic's file.
 func (g *Group) writeFile(path string, data []byte) error {
-	fsys := g.s.fs
-	tmp := filepath.Join(g.dir, groupTmp)
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fsys.Rename(tmp, path, false)
-	}
-	if err != nil {
-		_ = fsys.Remove(tmp)
-		return err
-	}
-	return fsys.SyncDir(g.dir)
+	return fsx.WriteFile(g.s.fs, path, filepath.Join(g.dir, groupTmp), data)
 }
 
 // Close releases the group's lock. The group accepts no more commits.
@@ -253,7 +233,7 @@ func readGroupDir(dir, name string) ([]GroupCommit, error) {
 		if ok && e.Type()&fs.ModeSymlink != 0 && format.ValidateTopic(topic) == nil {
 			// Skipped, it would reset the group's positions silently;
 			// followed, the next commit would replace the link.
-			return nil, fmt.Errorf("group %s: %w", name, newSymlinkError(filepath.Join(dir, e.Name())))
+			return nil, fmt.Errorf("group %s: %w", name, fsx.NewSymlinkError(filepath.Join(dir, e.Name())))
 		}
 		if !ok || !e.Type().IsRegular() || format.ValidateTopic(topic) != nil {
 			continue

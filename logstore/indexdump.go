@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -162,11 +163,11 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 	// Named on the command line, the file is read through a link, as
 	// files named there are.
 	return seg.openDump(kind, verify, !named, func(name string) (osFile, int64, error) {
-		f, err := openRead(name)
+		f, err := fsx.OpenRead(name)
 		if err != nil {
 			return osFile{}, 0, err
 		}
-		return asRegular(f, name)
+		return fsx.AsRegular(f, name)
 	})
 }
 
@@ -175,7 +176,7 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 // offset and whether it is the active segment. An index file that is not
 // a regular file is a *NotRegularError.
 func (s IndexSegment) OpenDump(kind IndexKind, verify bool) (*IndexDump, error) {
-	return s.openDump(kind, verify, false, openIndexFile)
+	return s.openDump(kind, verify, false, fsx.OpenIndex)
 }
 
 // openDump opens the segment's index of the kind with open; baseFromLog
@@ -196,7 +197,7 @@ func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open fu
 	if !verify {
 		return d, nil
 	}
-	lf, err := openRead(d.sum.LogPath)
+	lf, err := fsx.OpenRead(d.sum.LogPath)
 	if err != nil {
 		d.Close()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -204,7 +205,7 @@ func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open fu
 		}
 		return nil, err
 	}
-	d.logF = osFile{lf}
+	d.logF = osFile{File: lf}
 	if baseFromLog {
 		// A file not named after its base offset: the log's first record
 		// says it.
@@ -216,7 +217,7 @@ func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open fu
 		}
 	}
 	if kind == TimeIndex {
-		if xf, _, err := openIndexFile(s.Index); err == nil {
+		if xf, _, err := fsx.OpenIndex(s.Index); err == nil {
 			d.ixF = xf
 		}
 	}

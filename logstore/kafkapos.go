@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // What 'seglog kafka import' has imported into a topic is kept in
@@ -78,7 +79,7 @@ func (s *Store) SaveKafkaImportPosition(topic string, pos KafkaImportPosition) e
 		return err
 	}
 	dir := filepath.Join(s.dir, kafkaImportDir, topic)
-	if err := checkNoSymlink(s.dir, dir, true); err != nil {
+	if err := fsx.CheckNoSymlink(s.dir, dir, true); err != nil {
 		return err
 	}
 	if err := s.mkdirAll(dir); err != nil {

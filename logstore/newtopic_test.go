@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // Helpers of this file carry an nt prefix: other test files of the
@@ -271,7 +272,7 @@ func TestHalfMadeTopics(t *testing.T) {
 			}
 		}
 	}
-	live, err := tryLockDir(filepath.Join(s.dir, "live", ".copy-0-000000000001.tmp"))
+	live, err := fsx.TryLock(filepath.Join(s.dir, "live", ".copy-0-000000000001.tmp"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // A power cut keeps what was made durable, and of the rest anything or
@@ -392,7 +393,7 @@ func (f *plFile) Write(b []byte) (int, error) {
 
 // CopyFrom goes through Write, so the model sees the bytes.
 func (f *plFile) CopyFrom(src *os.File, off, n int64) error {
-	return copyThroughBuffer(f, src, off, n)
+	return fsx.CopyThroughBuffer(f, src, off, n)
 }
 
 func (f *plFile) Truncate(size int64) error {

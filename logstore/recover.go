@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -432,7 +433,7 @@ func (s *Store) recHalfMadeLocked(dir string, dryRun bool) (RecoverLeftover, boo
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !halfMadeTopic(dir) {
 		return RecoverLeftover{}, false, nil
 	}
-	lock, err := tryLockDir(dir)
+	lock, err := fsx.TryLock(dir)
 	if err != nil {
 		return RecoverLeftover{Path: dir, What: recHalfMadeWhat + "; kept, as another process holds its lock", Kept: true}, true, nil
 	}
@@ -1145,12 +1146,12 @@ func (sp *recSegPlan) misnamedOnly() bool {
 // recSamePrefix reports whether the file at path starts with bytes
 // [from, to) of src.
 func recSamePrefix(src string, from, to int64, path string) (bool, error) {
-	a, err := openRead(src)
+	a, err := fsx.OpenRead(src)
 	if err != nil {
 		return false, err
 	}
 	defer a.Close()
-	b, err := openRead(path)
+	b, err := fsx.OpenRead(path)
 	if err != nil {
 		return false, err
 	}
@@ -1210,7 +1211,7 @@ func recIntervals(segs []segment, stored int) ([]int, error) {
 // from the time index, the distance of its first two offsets. 0 when
 // neither tells.
 func recInferInterval(seg segment) (int, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, err
 	}
@@ -1221,7 +1222,7 @@ func recInferInterval(seg segment) (int, error) {
 		e0, err0 := idx.Entry(0)
 		e1, err1 := idx.Entry(1)
 		if err0 == nil && err1 == nil && e0.Offset == seg.base && e0.Pos == 0 && e1.Offset > seg.base {
-			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, idx, seg.base, false), -1, segfile.Options{})
+			sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: f}, idx, seg.base, false), -1, segfile.Options{})
 			if err != nil {
 				return 0, err
 			}
@@ -1235,7 +1236,7 @@ func recInferInterval(seg segment) (int, error) {
 			}
 		}
 	}
-	if tf, size, err := openReadStat(seg.path(format.TimeIndexExt)); err == nil {
+	if tf, size, err := fsx.OpenReadStat(seg.path(format.TimeIndexExt)); err == nil {
 		defer tf.Close()
 		x := segfile.NewIndex(tf, size)
 		if x.Len() >= 2 {
@@ -1256,7 +1257,7 @@ func recInferInterval(seg segment) (int, error) {
 func (sp *recSegPlan) scanSegment(floor uint64) error {
 	seg := sp.seg
 	sp.floor = floor
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
@@ -1271,7 +1272,7 @@ func (sp *recSegPlan) scanSegment(floor uint64) error {
 	defer sp.tidx.close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	scn, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, idx, floor, sp.active), -1, segfile.Options{Chunk: verifyChunk})
+	scn, err := segfile.NewScanner(segfileSegment(seg, osFile{File: f}, idx, floor, sp.active), -1, segfile.Options{Chunk: verifyChunk})
 	if err != nil {
 		return err
 	}
@@ -1324,7 +1325,7 @@ type recIndexCheck struct {
 
 func (c *recIndexCheck) open(path string) error {
 	*c = recIndexCheck{size: -1}
-	f, err := openRead(path)
+	f, err := fsx.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -1538,12 +1539,12 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 func (s *Store) recRename(sp *recSegPlan) error {
 	r := sp.scan.runs[1]
 	to := segment{dir: sp.seg.dir, base: r.first}
-	src, err := openRead(sp.seg.path(format.LogExt))
+	src, err := fsx.OpenRead(sp.seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := s.recWriteIndexes(osFile{src}, r, sp.interval, to); err != nil {
+	if err := s.recWriteIndexes(osFile{File: src}, r, sp.interval, to); err != nil {
 		return err
 	}
 	if err := s.fs.Rename(sp.seg.path(format.LogExt), to.path(format.LogExt), true); err != nil {
@@ -1752,13 +1753,13 @@ func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
 	if len(exts) == 0 {
 		return nil
 	}
-	src, err := openRead(logPath)
+	src, err := fsx.OpenRead(logPath)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 	r := sp.scan.runs[0]
-	if err := s.recWriteIndexes(osFile{src}, recRun{end: r.end, first: sp.seg.base}, sp.interval, sp.seg, exts...); err != nil {
+	if err := s.recWriteIndexes(osFile{File: src}, recRun{end: r.end, first: sp.seg.base}, sp.interval, sp.seg, exts...); err != nil {
 		return fmt.Errorf("rebuild index of %s: %w", logPath, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -431,14 +432,14 @@ func (sw *sweeper) future(ss *SegmentSweep) bool {
 // retLookAt finds where a segment's valid data ends, walking from its
 // last confirmed index entry: a few reads, as describe makes.
 func retLookAt(seg segment, floor uint64, active bool) (retLook, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return retLook{}, err
 	}
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	sseg := segfileSegment(seg, osFile{f}, idx, floor, active)
+	sseg := segfileSegment(seg, osFile{File: f}, idx, floor, active)
 	l := retLook{seg: seg, active: active}
 	if l.end, err = segfile.FindEnd(sseg, false); err != nil {
 		return l, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
@@ -599,7 +600,7 @@ func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
 	if wr.seg.base != l.seg.base {
 		// A writer came and rolled it meanwhile: it is closed now, and
 		// goes as closed segments do.
-		f, err := openRead(l.seg.path(format.LogExt))
+		f, err := fsx.OpenRead(l.seg.path(format.LogExt))
 		if err != nil {
 			return closeWriter(wr, err)
 		}
@@ -608,7 +609,7 @@ func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
 		if err != nil {
 			return closeWriter(wr, err)
 		}
-		log, limit = osFile{f}, fi.Size()
+		log, limit = osFile{File: f}, fi.Size()
 	}
 	if limit < walk.pos {
 		walk = newRetWalk(l.seg)
@@ -652,13 +653,13 @@ func newRetWalk(seg segment) *retWalk {
 
 // walkSegment walks seg's .log from its start to limit (see retWalk.to).
 func walkSegment(seg segment, limit int64) (*retWalk, *CorruptionError, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
 	w := newRetWalk(seg)
-	damage, err := w.to(osFile{f}, limit)
+	damage, err := w.to(osFile{File: f}, limit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", seg.path(format.LogExt), err)
 	}
@@ -695,13 +696,13 @@ const retMaxChecks = 64
 // out: its record, reached through the segment's .index as readers reach
 // it, is valid and carries that offset and timestamp.
 func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) (int64, bool) {
-	tf, size, err := openIndexFile(seg.path(format.TimeIndexExt))
+	tf, size, err := fsx.OpenIndex(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return 0, false
 	}
 	defer tf.Close()
 	x := segfile.NewIndex(tf, size)
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, false
 	}
@@ -717,7 +718,7 @@ func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) 
 		if off < seg.base || off >= end.Next || hasFloor && ts <= floor {
 			continue // stale, or no news
 		}
-		if got, ok := recordTimestamp(segfileSegment(seg, osFile{f}, idx, 0, false), off); ok && got == ts {
+		if got, ok := recordTimestamp(segfileSegment(seg, osFile{File: f}, idx, 0, false), off); ok && got == ts {
 			return ts, true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -118,7 +119,7 @@ func (c *segmentCheck) fixIndexes(fsys fileSystem, seg segment) (rebuilt bool, e
 }
 
 func (c *segmentCheck) rebuildIndex(fsys fileSystem, seg segment, ext string) error {
-	src, err := openRead(seg.path(format.LogExt))
+	src, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (c *segmentCheck) rebuildIndex(fsys fileSystem, seg segment, ext string) er
 	} else {
 		tidx = w
 	}
-	err = recWalkIndex(osFile{src}, 0, c.pos, c.base, int(c.interval), idx, tidx)
+	err = recWalkIndex(osFile{File: src}, 0, c.pos, c.base, int(c.interval), idx, tidx)
 	if err == nil {
 		err = w.Flush()
 	}
@@ -161,7 +162,7 @@ func truncateFile(fsys fileSystem, path string, size int64) error {
 // belongs to the records a copy takes. Entries are in offset order in any
 // index seglog trusts; one that is not is rebuilt after the copy anyway.
 func indexPrefix(path string, next uint64) (int64, error) {
-	f, size, err := openIndexFile(path)
+	f, size, err := fsx.OpenIndex(path)
 	if err != nil {
 		var odd *NotRegularError
 		if os.IsNotExist(err) || errors.As(err, &odd) {

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -111,7 +111,7 @@ func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularErro
 			}
 			continue
 		}
-		nr := newNotRegularError(filepath.Join(dir, e.Name()), e.Type())
+		nr := fsx.NewNotRegularError(filepath.Join(dir, e.Name()), e.Type())
 		if ext == format.LogExt {
 			return nil, nil, nr
 		}
@@ -130,80 +130,6 @@ func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularErro
 	return segs, odd, nil
 }
 
-// NotRegularError is a segment file (a .log, .index or .timeindex where a
-// segment's belong) that is not a regular file: a symbolic link, a
-// directory, a pipe, a socket or a device (docs/format.md §1). Readers
-// refuse such a .log and go on without such an index; commands that
-// change files refuse both.
-type NotRegularError struct {
-	Path   string
-	Mode   fs.FileMode // its type
-	Target string      // a symbolic link's, as stored in it
-}
-
-func newNotRegularError(path string, mode fs.FileMode) *NotRegularError {
-	e := &NotRegularError{Path: path, Mode: mode.Type()}
-	if mode&fs.ModeSymlink != 0 {
-		e.Target, _ = os.Readlink(path)
-	}
-	return e
-}
-
-func (e *NotRegularError) Error() string {
-	what := "segment"
-	if e.index() {
-		what = "index file"
-	}
-	return fmt.Sprintf("%s %s is not a regular file (%s); %s", what, e.Path, e.Kind(), e.Advice())
-}
-
-func (e *NotRegularError) index() bool { return !strings.HasSuffix(e.Path, format.LogExt) }
-
-// Kind says what the file is instead: "a directory", "a symbolic link to
-// ...".
-func (e *NotRegularError) Kind() string {
-	if e.Mode&fs.ModeSymlink != 0 {
-		return "a symbolic link to " + e.Target
-	}
-	return fileKind(e.Mode)
-}
-
-// Advice says what to do about it.
-func (e *NotRegularError) Advice() string {
-	if e.Mode&fs.ModeSymlink != 0 {
-		return "seglog uses segment files only as regular files: replace the link with the file it points at"
-	}
-	if e.index() {
-		return "move it out of the partition directory ('seglog recover' then rebuilds the index)"
-	}
-	return "move it out of the partition directory"
-}
-
-// Unwrap makes a link an ErrSymlink.
-func (e *NotRegularError) Unwrap() error {
-	if e.Mode&fs.ModeSymlink != 0 {
-		return ErrSymlink
-	}
-	return nil
-}
-
-// fileKind names a file type for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a file"
-}
-
 // segfileSegment describes seg for a segfile scan of its .log, log (open),
 // with its .index when idx is set. floor is where the segment before it
 // ends; active says it is the partition's last.
@@ -214,18 +140,18 @@ func segfileSegment(seg segment, log file, idx *segfile.Index, floor uint64, act
 // openSegfileSegment opens seg's .log and .index for a scan (see
 // segfileSegment); close closes them.
 func openSegfileSegment(seg segment, floor uint64, active bool) (sseg segfile.Segment, close func(), err error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return segfile.Segment{}, nil, err
 	}
 	idx, closeIdx := openSegfileIndex(seg)
-	return segfileSegment(seg, osFile{f}, idx, floor, active), func() { closeIdx(); f.Close() }, nil
+	return segfileSegment(seg, osFile{File: f}, idx, floor, active), func() { closeIdx(); f.Close() }, nil
 }
 
 // openSegfileIndex opens seg's .index for a scan, nil when it has none
 // (or it cannot be read, or is not a regular file: an index is a hint).
 func openSegfileIndex(seg segment) (*segfile.Index, func()) {
-	f, size, err := openIndexFile(seg.path(format.IndexExt))
+	f, size, err := fsx.OpenIndex(seg.path(format.IndexExt))
 	if err != nil {
 		return nil, func() {}
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // This file reads logs in the simple store/index layout (format/simple.go)
@@ -114,7 +115,7 @@ func OpenSimpleLog(dir string) (*SimpleLog, error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		if e.Type()&fs.ModeSymlink == 0 && !e.Type().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file (%s)", path, fileKind(e.Type()))
+			return nil, fmt.Errorf("%s is not a regular file (%s)", path, fsx.FileKind(e.Type()))
 		}
 		m := stores
 		if ext == format.SimpleIndexExt {
@@ -157,7 +158,7 @@ type simpleStore struct {
 }
 
 func openSimpleStore(path string) (*simpleStore, error) {
-	f, size, err := openReadStat(path)
+	f, size, err := fsx.OpenReadStat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +258,7 @@ type simpleIndex struct {
 const simpleIndexChunk = 4096 // entries read at once
 
 func openSimpleIndex(path string) (*simpleIndex, error) {
-	f, size, err := openReadStat(path)
+	f, size, err := fsx.OpenReadStat(path)
 	if err != nil {
 		return nil, err
 	}

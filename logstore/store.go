@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // Built-in defaults for topics without stored settings.
@@ -61,7 +62,7 @@ type Store struct {
 }
 
 // Open returns the store at dir. Nothing is read until used.
-func Open(dir string) *Store { return &Store{dir: dir, fs: osFS{root: dir}} }
+func Open(dir string) *Store { return &Store{dir: dir, fs: osFS{Root: dir}} }
 
 // Dir is the data directory.
 func (s *Store) Dir() string { return s.dir }
@@ -175,7 +176,7 @@ func (s *Store) listTopics() (topics, halfMade []string, err error) {
 }
 
 // TopicIsLink reports whether the topic's directory is a symbolic link:
-// reads go through it, changes never do (nofollow.go).
+// reads go through it, changes never do (fsx.CheckNoSymlink).
 func (s *Store) TopicIsLink(name string) bool {
 	fi, err := os.Lstat(filepath.Join(s.dir, name))
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
@@ -276,86 +277,28 @@ func encodeSettings(st Settings) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// writeFileAtomic replaces path with data (see writeFileDurably).
+// writeFileAtomic replaces path with data by way of path.tmp (see
+// fsx.WriteFileDurably).
 func (s *Store) writeFileAtomic(path string, data []byte) error {
-	_, err := s.writeFileDurably(path, false, func(f file) error {
-		_, err := f.Write(data)
-		return err
-	})
-	return err
+	return fsx.WriteFile(s.fs, path, path+".tmp", data)
 }
 
-// writeFileDurably makes path hold what write puts into a temporary file
-// beside it: fsync, rename (with noReplace, never over an existing path),
-// fsync of the directory. A failure before the rename leaves path as it
-// was and removes the temporary; renamed tells whether the rename was made.
+// writeFileDurably is fsx.WriteFileDurably through the store's file
+// system, by way of path.tmp.
 func (s *Store) writeFileDurably(path string, noReplace bool, write func(file) error) (renamed bool, err error) {
-	tmp := path + ".tmp"
-	f, err := s.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return false, err
-	}
-	err = write(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.renameIntoPlace(tmp, path, noReplace)
-	}
-	if err != nil {
-		_ = s.fs.Remove(tmp)
-		return false, err
-	}
-	return true, s.fs.SyncDir(filepath.Dir(path))
+	return fsx.WriteFileDurably(s.fs, path, path+".tmp", noReplace, write)
 }
 
-// renameIntoPlace renames tmp to path. A directory in the way is named as
-// such: rename(2) says only "file exists".
+// renameIntoPlace is fsx.RenameIntoPlace through the store's file system.
 func (s *Store) renameIntoPlace(tmp, path string, noReplace bool) error {
-	err := s.fs.Rename(tmp, path, noReplace)
-	if fi, serr := os.Lstat(path); err != nil && serr == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory where a file belongs (move it away and try again)", path)
-	}
-	return err
+	return fsx.RenameIntoPlace(s.fs, tmp, path, noReplace)
 }
 
-// mkdirAll makes dir and missing parents, fsyncing each parent that gained
-// an entry so the new directories survive a power cut.
-func (s *Store) mkdirAll(dir string) error {
-	if fi, err := os.Stat(dir); err == nil {
-		if !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory", dir)
-		}
-		return nil
-	}
-	parent := filepath.Dir(dir)
-	if parent != dir {
-		if err := s.mkdirAll(parent); err != nil {
-			return err
-		}
-	}
-	if err := s.fs.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return s.fs.SyncDir(parent)
-}
+// mkdirAll is fsx.MkdirAll through the store's file system.
+func (s *Store) mkdirAll(dir string) error { return fsx.MkdirAll(s.fs, dir) }
 
-// removeAll deletes a tree of seglog's own making (a failed create).
-func (s *Store) removeAll(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if e.IsDir() {
-			s.removeAll(p)
-		} else {
-			_ = s.fs.Remove(p)
-		}
-	}
-	_ = s.fs.Remove(dir)
-}
+// removeAll is fsx.RemoveAll through the store's file system.
+func (s *Store) removeAll(dir string) { fsx.RemoveAll(s.fs, dir) }
 
 // createSegmentFiles creates a segment's three files. The .log comes first,
 // with O_EXCL: it is what makes the segment exist, and must not clobber one.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // A partition as a tar stream (copy-partition --to -, import-partition):
@@ -180,7 +181,7 @@ func exportSegment(tw *tar.Writer, cs copySegment, pace *pacer, buf []byte) (uin
 // exportFile writes the first n bytes of the file at path to tw, each
 // piece shown to check (when set) before it goes out.
 func exportFile(tw *tar.Writer, path string, n int64, pace *pacer, buf []byte, check *segmentCheck) error {
-	f, err := openRead(path)
+	f, err := fsx.OpenRead(path)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -94,7 +95,7 @@ func timeSpan(from, to int64) uint64 {
 // time-index entry its timestamp and the records it stands for. It
 // returns where seg's valid data ends.
 func segmentTimeline(seg segment, floor uint64, active bool, add func(ts int64, n uint64)) (uint64, error) {
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, err
 	}
@@ -123,7 +124,7 @@ func segmentTimeline(seg segment, floor uint64, active bool, add func(ts int64, 
 			add(pending.Timestamp, e.Offset-pending.Offset)
 		case e.Offset > first:
 			// Records before the first entry: read their timestamps.
-			if err := scanTimeline(seg, floor, osFile{f}, func(o uint64) bool { return o >= e.Offset }, add); err != nil {
+			if err := scanTimeline(seg, floor, osFile{File: f}, func(o uint64) bool { return o >= e.Offset }, add); err != nil {
 				return err
 			}
 		}
@@ -135,7 +136,7 @@ func segmentTimeline(seg segment, floor uint64, active bool, add func(ts int64, 
 		return 0, err
 	}
 	if !have {
-		return end.Next, scanTimeline(seg, floor, osFile{f}, past, add)
+		return end.Next, scanTimeline(seg, floor, osFile{File: f}, past, add)
 	}
 	n := end.Next - pending.Offset
 	if end.Full {
@@ -149,7 +150,7 @@ func segmentTimeline(seg segment, floor uint64, active bool, add func(ts int64, 
 // order. A partial last entry is ignored; one that shrank meanwhile ends
 // where it ends now.
 func readTimeIndex(path string, take func(format.TimeIndexEntry) error) error {
-	f, size, err := openIndexFile(path)
+	f, size, err := fsx.OpenIndex(path)
 	if err != nil {
 		return err
 	}

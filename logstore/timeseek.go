@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -89,7 +90,7 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	// In segment lo: start from the last time-index entry older than t.
 	seg := p.segs[lo]
 	from, seed := seg.base, int64(math.MinInt64)
-	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := fsx.OpenIndex(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		i, ok, err := x.FloorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
 		var e format.IndexEntry
@@ -168,12 +169,12 @@ func (p *Partition) firstTimestamp(i int) (ts int64, empty bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, false, err
 	}
 	defer f.Close()
-	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, nil, max(floor, seg.base), false), -1, segfile.Options{})
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: f}, nil, max(floor, seg.base), false), -1, segfile.Options{})
 	if err != nil {
 		return 0, false, err
 	}
@@ -204,7 +205,7 @@ func (p *Partition) cachedFirstTS(base uint64) (int64, bool) {
 // and the next. math.MinInt64 when it cannot tell.
 func (p *Partition) lastIndexedTimestamp(i int) int64 {
 	seg := p.segs[i]
-	if f, size, err := openIndexFile(seg.path(format.TimeIndexExt)); err == nil {
+	if f, size, err := fsx.OpenIndex(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		e, err := x.Entry(x.Len() - 1)
 		f.Close()

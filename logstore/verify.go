@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -490,7 +491,7 @@ func verifySegment(job *verifyJob, rg *verifyRange, floor uint64, sh *verifyShar
 	s.ix.findings.close(job.name, s.ix.path)
 	s.tx.findings.close(job.name, s.tx.path)
 	if err != nil && !errors.Is(err, errVerifyStopped) && res.err == nil {
-		res.err = fmt.Errorf("verify %s: %w", s.path, pathErrCause(err, s.path))
+		res.err = fmt.Errorf("verify %s: %w", s.path, fsx.PathErrCause(err, s.path))
 	}
 	return res
 }
@@ -498,7 +499,7 @@ func verifySegment(job *verifyJob, rg *verifyRange, floor uint64, sh *verifyShar
 // open opens the .log for the scan. A segment deleted since the partition
 // was listed (by a retention sweep) is a note, not an error.
 func (s *verifyScan) open(buf []byte) error {
-	f, err := openRead(s.path)
+	f, err := fsx.OpenRead(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.res.gone = true
 		s.logF.add(Finding{Severity: SeverityNote, Kind: FindingSegmentGone, Partition: s.job.name, Path: s.path, Pos: -1,
@@ -508,9 +509,9 @@ func (s *verifyScan) open(buf []byte) error {
 	if err != nil {
 		return err
 	}
-	seg := segfile.Segment{Path: s.path, Base: s.job.seg.base, Floor: s.floor, Active: s.active, Log: osFile{f}}
+	seg := segfile.Segment{Path: s.path, Base: s.job.seg.base, Floor: s.floor, Active: s.active, Log: osFile{File: f}}
 	if s.ix.f != nil {
-		seg.Index = segfile.NewIndex(osFile{s.ix.f}, s.ix.n*format.IndexEntryLen)
+		seg.Index = segfile.NewIndex(osFile{File: s.ix.f}, s.ix.n*format.IndexEntryLen)
 	}
 	limit := int64(-1)
 	if s.rg != nil && s.rg.end >= 0 {
@@ -731,7 +732,7 @@ type verifyIndex struct {
 func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIndex {
 	x := &verifyIndex{s: s, path: s.job.seg.path(ext), time: time}
 	x.findings = verifyFindings{list: list, extra: &s.res.extra}
-	f, size, err := openIndexFile(x.path)
+	f, size, err := fsx.OpenIndex(x.path)
 	var odd *NotRegularError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -771,7 +772,7 @@ func (x *verifyIndex) begin(logSize int64) {
 	if x.time {
 		kind = segfile.TimeIndex
 	}
-	x.c = segfile.NewIndexCheck(kind, osFile{x.f}, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
+	x.c = segfile.NewIndexCheck(kind, osFile{File: x.f}, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
 	x.c.EmitOnlyWrong() // judged makes findings of what is wrong only
 }
 
@@ -816,7 +817,7 @@ func (x *verifyIndex) finish() {
 // segment's check incomplete.
 func (x *verifyIndex) ioErr(err error) {
 	if x.s.res.err == nil {
-		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, pathErrCause(err, x.path))
+		x.s.res.err = fmt.Errorf("verify %s: %w", x.path, fsx.PathErrCause(err, x.path))
 	}
 }
 
@@ -899,7 +900,7 @@ func (x *verifyIndex) short(r *verifyResult) {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexShort, Pos: 0, Offset: int64(base),
 			Reason: fmt.Sprintf("the %s file is empty, though the segment holds %d records; 'seglog recover' rebuilds it", x.kindName(), r.records)})
 	case x.n >= 2:
-		idx := segfile.NewIndex(osFile{x.f}, x.n*format.IndexEntryLen)
+		idx := segfile.NewIndex(osFile{File: x.f}, x.n*format.IndexEntryLen)
 		first, err1 := idx.Entry(0)
 		second, err2 := idx.Entry(1)
 		last, err3 := idx.Entry(x.n - 1)
@@ -928,24 +929,24 @@ func verifyPlan(seg segment, size int64, parts int) []verifyRange {
 	if parts < 2 {
 		return nil
 	}
-	xf, xsize, err := openIndexFile(seg.path(format.IndexExt))
+	xf, xsize, err := fsx.OpenIndex(seg.path(format.IndexExt))
 	if err != nil {
 		return nil
 	}
 	defer xf.Close()
 	x := segfile.NewIndex(xf, xsize)
-	tf, tsize, err := openIndexFile(seg.path(format.TimeIndexExt))
+	tf, tsize, err := fsx.OpenIndex(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return nil
 	}
 	defer tf.Close()
 	tx := segfile.NewIndex(tf, tsize)
-	f, err := openRead(seg.path(format.LogExt))
+	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{f}, x, seg.base, false), size, segfile.Options{})
+	sc, err := segfile.NewScanner(segfileSegment(seg, osFile{File: f}, x, seg.base, false), size, segfile.Options{})
 	if err != nil {
 		return nil
 	}

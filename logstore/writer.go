@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -58,7 +59,7 @@ type Writer struct {
 	name  string
 	dir   string // the partition's
 	opts  WriterOptions
-	lock  *dirLock
+	lock  *fsx.DirLock
 	// opened: the active segment was found and prepared (Open); its files
 	// are open unless Idle closed them.
 	opened bool
@@ -597,7 +598,7 @@ func (w *Writer) Sync() error {
 func (w *Writer) failedWrite(n int, werr error) error {
 	kept, records := segfile.WholeRecords(w.logBuf, int64(n))
 	first := w.written
-	cause := pathErrCause(werr, w.log.Name())
+	cause := fsx.PathErrCause(werr, w.log.Name())
 	msg := fmt.Sprintf("write %s: %v", w.log.Name(), cause)
 	if err := w.log.Truncate(w.logSize + kept); err != nil {
 		return fmt.Errorf("%s; cutting the partial record back also failed: %v (run 'seglog recover %s')", msg, err, w.topic)
@@ -623,7 +624,7 @@ func appendAll(f file, b []byte, size *int64) error {
 	}
 	if _, err := f.Write(b); err != nil {
 		_ = f.Truncate(*size)
-		return fmt.Errorf("write %s: %w", f.Name(), pathErrCause(err, f.Name()))
+		return fmt.Errorf("write %s: %w", f.Name(), fsx.PathErrCause(err, f.Name()))
 	}
 	*size += int64(len(b))
 	return nil

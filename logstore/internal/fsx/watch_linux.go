@@ -1,4 +1,4 @@
-package logstore
+package fsx
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// dirWatch tells a FollowSet when its partition directories change,
-// through one inotify instance with a watch per directory. A watch on a
+// Watch tells a follower when partition directories change, through one
+// inotify instance with a watch per directory. A watch on a
 // directory also reports IN_MODIFY of the files in it, so one watch covers
 // appends (and cuts), new segments, deleted ones, and the directory itself
 // moved away or removed.
@@ -24,20 +24,20 @@ import (
 // poller (os.NewFile), so waiting parks the goroutine instead of a thread,
 // and a read deadline both bounds the wait and ends it when the context
 // is done: no goroutine of our own, nothing to leak after close.
-type dirWatch struct {
+type Watch struct {
 	f   *os.File
 	fd  int // f's descriptor, for inotify_add_watch; not used after close
 	buf []byte
 }
 
-// watchEvents sums up a batch of inotify events for one watch.
-type watchEvents uint8
+// WatchEvents sums up a batch of inotify events for one watch.
+type WatchEvents uint8
 
 const (
-	evData    watchEvents = 1 << iota // a .log file was written or cut
-	evEntries                         // a .log file appeared, went, or was renamed
-	evSelf                            // the directory was moved or removed, or events were lost
-	evIgnored                         // the kernel dropped the watch (its directory is gone)
+	EvData    WatchEvents = 1 << iota // a .log file was written or cut
+	EvEntries                         // a .log file appeared, went, or was renamed
+	EvSelf                            // the directory was moved or removed, or events were lost
+	EvIgnored                         // the kernel dropped the watch (its directory is gone)
 )
 
 const watchMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_DELETE | unix.IN_MOVED_FROM |
@@ -46,25 +46,25 @@ const watchMask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_MOVED_TO | unix.IN_D
 // longAgo is a read deadline that has passed: it wakes a waiting read.
 var longAgo = time.Unix(1, 0)
 
-func newDirWatch() (*dirWatch, error) {
+func NewWatch() (*Watch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, os.NewSyscallError("inotify_init1", err)
 	}
 	// An event is at most 16 bytes and a NAME_MAX name; reads take as many
 	// whole events as fit.
-	w := &dirWatch{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, buf: make([]byte, 16<<10)}
+	w := &Watch{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, buf: make([]byte, 16<<10)}
 	// Without the poller a read could not be woken: that is no watch.
 	if err := w.f.SetReadDeadline(time.Time{}); err != nil {
-		w.close()
+		w.Close()
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
 	return w, nil
 }
 
-// add watches the directory at path and returns the watch's descriptor:
+// Add watches the directory at path and returns the watch's descriptor:
 // the same one again for a directory watched already.
-func (w *dirWatch) add(path string) (int, error) {
+func (w *Watch) Add(path string) (int, error) {
 	wd, err := unix.InotifyAddWatch(w.fd, path, watchMask)
 	if err != nil {
 		return -1, &os.PathError{Op: "inotify_add_watch", Path: path, Err: err}
@@ -72,16 +72,16 @@ func (w *dirWatch) add(path string) (int, error) {
 	return wd, nil
 }
 
-// remove drops a watch. It may be gone already, with the directory it
+// Remove drops a watch. It may be gone already, with the directory it
 // watched.
-func (w *dirWatch) remove(wd int) {
+func (w *Watch) Remove(wd int) {
 	_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
 }
 
-// wait blocks until events arrive, timeout passes or ctx is done, and
+// Wait blocks until events arrive, timeout passes or ctx is done, and
 // hands what each watch saw to fn (wd -1 when events were lost: every
 // watch may have seen anything). Timeout and ctx return no error.
-func (w *dirWatch) wait(ctx context.Context, timeout time.Duration, fn func(wd int, ev watchEvents)) error {
+func (w *Watch) Wait(ctx context.Context, timeout time.Duration, fn func(wd int, ev WatchEvents)) error {
 	// The deadline is set before the context can move it: a context done
 	// already always wins.
 	if err := w.f.SetReadDeadline(time.Now().Add(timeout)); err != nil {
@@ -106,9 +106,9 @@ func (w *dirWatch) wait(ctx context.Context, timeout time.Duration, fn func(wd i
 // parse hands the events in b to fn, a watch's events summed up, and
 // reports whether any mattered. Index files are written right after the
 // .log on every flush: waking for them too would triple the wakeups.
-func (w *dirWatch) parse(b []byte, fn func(wd int, ev watchEvents)) bool {
+func (w *Watch) parse(b []byte, fn func(wd int, ev WatchEvents)) bool {
 	var wd int32 = -2
-	var ev watchEvents
+	var ev WatchEvents
 	mattered := false
 	flush := func() {
 		if ev != 0 {
@@ -133,20 +133,20 @@ func (w *dirWatch) parse(b []byte, fn func(wd int, ev watchEvents)) bool {
 		}
 		switch {
 		case mask&unix.IN_Q_OVERFLOW != 0:
-			ev |= evData | evEntries | evSelf
+			ev |= EvData | EvEntries | EvSelf
 		case mask&unix.IN_IGNORED != 0:
-			ev |= evSelf | evIgnored
+			ev |= EvSelf | EvIgnored
 		case mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_UNMOUNT) != 0:
-			ev |= evSelf
+			ev |= EvSelf
 		case !bytes.HasSuffix(name, []byte(format.LogExt)):
 		case mask&unix.IN_MODIFY != 0:
-			ev |= evData
+			ev |= EvData
 		default:
-			ev |= evEntries
+			ev |= EvEntries
 		}
 	}
 	flush()
 	return mattered
 }
 
-func (w *dirWatch) close() error { return w.f.Close() }
+func (w *Watch) Close() error { return w.f.Close() }

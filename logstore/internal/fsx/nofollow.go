@@ -1,4 +1,4 @@
-package logstore
+package fsx
 
 import (
 	"errors"
@@ -37,11 +37,11 @@ func (e *SymlinkError) Error() string {
 
 func (e *SymlinkError) Unwrap() error { return ErrSymlink }
 
-// checkNoSymlink returns a *SymlinkError when a directory on path's way
+// CheckNoSymlink returns a *SymlinkError when a directory on path's way
 // below root (and, with last, path itself) is a symbolic link. Paths not
 // below root, and components that do not exist yet, pass. root "" checks
 // nothing.
-func checkNoSymlink(root, path string, last bool) error {
+func CheckNoSymlink(root, path string, last bool) error {
 	if root == "" {
 		return nil
 	}
@@ -64,7 +64,7 @@ func checkNoSymlink(root, path string, last bool) error {
 			return err
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return newSymlinkError(at)
+			return NewSymlinkError(at)
 		}
 	}
 	return nil
@@ -93,13 +93,13 @@ func relBelow(root, path string) (string, bool) {
 // *SymlinkError.
 func symlinkOpenError(name string, err error) error {
 	if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return newSymlinkError(name)
+		return NewSymlinkError(name)
 	}
 	return err
 }
 
-// newSymlinkError describes the link at path.
-func newSymlinkError(path string) *SymlinkError {
+// NewSymlinkError describes the link at path.
+func NewSymlinkError(path string) *SymlinkError {
 	to, _ := os.Readlink(path)
 	return &SymlinkError{Path: path, Target: to}
 }

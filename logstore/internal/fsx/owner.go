@@ -1,4 +1,4 @@
-package logstore
+package fsx
 
 import (
 	"errors"

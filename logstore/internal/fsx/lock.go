@@ -1,4 +1,4 @@
-package logstore
+package fsx
 
 import (
 	"bufio"
@@ -12,38 +12,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultLockWait is how long a writer retries a held lock before failing,
-// so a brief hold (a retention sweep rolling a segment) never fails it.
-const DefaultLockWait = 2 * time.Second
-
-// WaitForever makes lock acquisition wait without limit.
+// WaitForever makes Lock wait without limit.
 const WaitForever time.Duration = -1
 
-// dirLock is an exclusive flock on a directory, held until Unlock.
-type dirLock struct{ f *os.File }
+// ErrLockHeld means another process held the lock for the whole wait.
+var ErrLockHeld = errors.New("lock held by another process")
 
-// lockDir takes an exclusive flock on dir, retrying for up to wait
-// (WaitForever: no limit; 0: one try). After each success it checks that
-// the locked directory is still the one at that path, since a swap
-// (copy-partition --force) may have replaced it while we waited.
-func lockDir(dir, what string, wait time.Duration) (*dirLock, error) {
-	return lockDirHow(dir, what, wait, unix.LOCK_EX, nil)
-}
+// ErrLockWaitStopped means the stop channel ended a wait for a lock.
+var ErrLockWaitStopped = errors.New("lock wait stopped")
 
-// lockDirShared takes a shared flock on dir, as lockDir takes an exclusive
-// one: copies hold a topic's maintenance lock shared, so that several can
-// run at once while none of them lets a sweep or recover in.
-func lockDirShared(dir, what string, wait time.Duration, stop <-chan struct{}) (*dirLock, error) {
-	return lockDirHow(dir, what, wait, unix.LOCK_SH, stop)
-}
+// DirLock is a flock on a directory, held until Unlock.
+type DirLock struct{ f *os.File }
 
-// lockDirHow takes a flock of kind how (LOCK_EX, LOCK_SH) on dir, as
-// lockDir says; closing stop (nil: never) ends a wait with ErrInterrupted.
-func lockDirHow(dir, what string, wait time.Duration, how int, stop <-chan struct{}) (*dirLock, error) {
+// Lock takes a flock on dir, shared or exclusive, retrying for up to wait
+// (WaitForever: no limit; 0: one try): then ErrLockHeld. After each
+// success it checks that the locked directory is still the one at that
+// path, since a swap (copy-partition --force) may have replaced it while
+// we waited. Closing stop (nil: never) ends a wait with
+// ErrLockWaitStopped.
+func Lock(dir string, shared bool, wait time.Duration, stop <-chan struct{}) (*DirLock, error) {
+	how := unix.LOCK_EX
+	if shared {
+		how = unix.LOCK_SH
+	}
 	deadline := time.Now().Add(wait)
 	pause := 5 * time.Millisecond
 	for {
-		l, err := tryLockDirHow(dir, how)
+		l, err := tryLockHow(dir, how)
 		if err == nil {
 			return l, nil
 		}
@@ -51,14 +46,14 @@ func lockDirHow(dir, what string, wait time.Duration, how int, stop <-chan struc
 			return nil, err
 		}
 		if wait != WaitForever && !time.Now().Before(deadline) {
-			return nil, &LockedError{What: what, Path: dir, Pid: lockHolder(dir)}
+			return nil, ErrLockHeld
 		}
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
 		case <-stop:
 			t.Stop()
-			return nil, ErrInterrupted
+			return nil, ErrLockWaitStopped
 		}
 		pause = min(2*pause, 100*time.Millisecond)
 	}
@@ -66,10 +61,11 @@ func lockDirHow(dir, what string, wait time.Duration, how int, stop <-chan struc
 
 var errLockStale = errors.New("locked directory was replaced")
 
-// tryLockDir takes an exclusive flock on dir if it is free (see lockDir).
-func tryLockDir(dir string) (*dirLock, error) { return tryLockDirHow(dir, unix.LOCK_EX) }
+// TryLock takes an exclusive flock on dir if it is free (see Lock): else
+// an error that is unix.EWOULDBLOCK, or the directory was replaced.
+func TryLock(dir string) (*DirLock, error) { return tryLockHow(dir, unix.LOCK_EX) }
 
-func tryLockDirHow(dir string, how int) (*dirLock, error) {
+func tryLockHow(dir string, how int) (*DirLock, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
@@ -95,7 +91,7 @@ func tryLockDirHow(dir string, how int) (*dirLock, error) {
 		f.Close()
 		return nil, errLockStale
 	}
-	return &dirLock{f: f}, nil
+	return &DirLock{f: f}, nil
 }
 
 func flockRetryEINTR(fd, how int) error {
@@ -108,7 +104,7 @@ func flockRetryEINTR(fd, how int) error {
 }
 
 // Unlock releases the lock.
-func (l *dirLock) Unlock() error {
+func (l *DirLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
@@ -117,8 +113,18 @@ func (l *dirLock) Unlock() error {
 	return err
 }
 
-// lockHolder returns the pid /proc/locks names for a flock on path, or 0.
-func lockHolder(path string) int {
+// IsOn reports whether the lock is on the directory at dir now.
+func (l *DirLock) IsOn(dir string) bool {
+	lf, err := l.f.Stat()
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && os.SameFile(lf, fi)
+}
+
+// LockHolder returns the pid /proc/locks names for a flock on path, or 0.
+func LockHolder(path string) int {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		return 0
@@ -148,9 +154,3 @@ func lockHolderOf(st unix.Stat_t) int {
 	}
 	return 0
 }
-
-// WriterPid returns the pid of the process holding the writer lock of a
-// partition directory according to /proc/locks, or 0 when none does (or
-// /proc/locks does not say). It takes no lock itself, so it can never make
-// a starting writer fail.
-func WriterPid(partitionDir string) int { return lockHolder(partitionDir) }

@@ -1,0 +1,25 @@
+package logstore
+
+import "github.com/seglog/seglog/logstore/internal/fsx"
+
+// logstore's names for the file-system seam of package fsx: every change
+// to disk goes through a fileSystem, which tests replace.
+type (
+	fileSystem = fsx.FS
+	file       = fsx.File
+	osFS       = fsx.OS
+	osFile     = fsx.OSFile
+)
+
+// ErrSymlink means a change would have gone through a symbolic link below
+// the data directory.
+var ErrSymlink = fsx.ErrSymlink
+
+// SymlinkError is a change refused because Path, below the data
+// directory, is a symbolic link.
+type SymlinkError = fsx.SymlinkError
+
+// NotRegularError is a segment file (a .log, .index or .timeindex where a
+// segment's belong) that is not a regular file: readers refuse such a .log
+// and go on without such an index; commands that change files refuse both.
+type NotRegularError = fsx.NotRegularError
