@@ -111,6 +111,7 @@ var agreeCases = map[string]agreeWant{
 	"keylen-over-size-closed":                   {valid: offsets(span(0, 1), span(2, 4)), next: 4, first: corrupt(0, 32, 1)},
 	"wrong-offset-closed":                       {valid: offsets(span(0, 2), span(3, 5)), next: 5, first: corrupt(0, 64, 2)},
 	"wrong-offset-last-record-active":           {valid: span(0, 5), next: 5, first: corrupt(3, 64, 5), append: refusesCorrupt},
+	"offset-flip-last-closed":                   {valid: offsets(span(0, 5), span(6, 8)), next: 8, first: corrupt(0, 160, 5)},
 	"max-offset-indexed-last-active":            {valid: span(0, 5), next: 5, first: corrupt(3, 64, 5), append: refusesCorrupt},
 	"index-past-eof":                            {valid: span(0, 9), next: 9},
 	"sparse-index-7":                            {valid: span(0, 30), next: 30},

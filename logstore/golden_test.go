@@ -234,6 +234,12 @@ var goldenFixtures = []struct {
 		swPut(tb, segPath(dir, 3, ".log"), 64, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 		swSetEntry(tb, segPath(dir, 3, ".index"), 2, math.MaxUint64, 64)
 	}},
+	{"offset-flip-last-closed", func(tb testing.TB, dir string) {
+		// A closed segment's last record (offset 5, at byte 160) says 6,
+		// the next segment's first offset; its .index entry says 5.
+		swWritePartition(tb, dir, genSeg(0, 6), genSeg(6, 8))
+		swPut(tb, segPath(dir, 0, ".log"), 160, []byte{0, 0, 0, 0, 0, 0, 0, 6})
+	}},
 	{"index-past-eof", func(tb testing.TB, dir string) {
 		// Power loss: the active segment's indexes reached the disk for
 		// offsets 3..12, its .log only up to offset 8 (6 records, 192
@@ -764,6 +770,10 @@ var goldenCases = []struct {
 	{
 		Name: "max-offset-indexed-last-active", Start: 0, Next: 5, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{3, 64, 5, format.ErrOffset}}, {From: 5, Err: &gerr{3, 64, 5, format.ErrOffset}}},
+	},
+	{
+		Name: "offset-flip-last-closed", Start: 0, Next: 8,
+		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{0, 160, 5, format.ErrOffset}}, {From: 6, Want: std(6, 7)}},
 	},
 	{
 		Name: "index-past-eof", Start: 0, Next: 9, EveryOffset: true,

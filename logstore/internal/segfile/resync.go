@@ -93,9 +93,17 @@ func (s *Scanner) resync(d *Damage) error {
 		return nil
 	}
 
-	// 1. The record itself.
+	// 1. The record itself, unless the writer's index names its position
+	// with the offset expected there: then the record's offset is wrong.
 	if d.Sound && d.Header.Offset >= lower {
-		ok, err := s.confirmed(p, &d.Header, p, n)
+		named, err := s.indexNames(p, n)
+		if err != nil {
+			return err
+		}
+		ok := false
+		if !named {
+			ok, err = s.confirmed(p, &d.Header, p, n)
+		}
 		if err != nil {
 			return err
 		}
@@ -357,6 +365,24 @@ func (s *Scanner) compatible(c, a candidate) (bool, error) {
 // entries, that an entry names with its offset and that is acceptable: a
 // writer's own word that a record starts there, which no byte scan
 // outweighs.
+// indexNames reports whether the segment's .index has an entry for byte
+// p with offset n.
+func (s *Scanner) indexNames(p int64, n uint64) (bool, error) {
+	x := s.index()
+	if x == nil || x.n == 0 {
+		return false, nil
+	}
+	i, found, err := x.floorBy(uint64(p), func(_ uint64, pos int64) uint64 { return uint64(max(pos, 0)) })
+	if err == ErrUnsorted || !found {
+		return false, nil // an index out of order is no help
+	}
+	if err != nil {
+		return false, ioOnly(err)
+	}
+	e, err := x.entry(i)
+	return err == nil && e.Pos == p && e.Offset == n, ioOnly(err)
+}
+
 func (s *Scanner) indexAnchor(p int64, n, lower uint64, extEnd int64) (candidate, bool, error) {
 	x := s.index()
 	if x == nil || x.n == 0 {
