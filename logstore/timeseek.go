@@ -87,9 +87,16 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 	if lo > 0 && p.lastIndexedTimestamp(lo-1) > loTS {
 		return nil, errDecreasing // the clock stepped back between the segments
 	}
-	// In segment lo: start from the last time-index entry older than t.
+	// In segment lo: start from the last time-index entry older than t;
+	// without one, from where the segments before end, below its name
+	// when it is misnamed.
 	seg := p.segs[lo]
-	from, seed := seg.base, int64(math.MinInt64)
+	floor, err := p.floorOf(lo)
+	if err != nil {
+		return nil, err
+	}
+	start := min(seg.base, floor)
+	from, seed := start, int64(math.MinInt64)
 	if f, size, err := fsx.OpenIndex(seg.path(format.TimeIndexExt)); err == nil {
 		x := segfile.NewIndex(f, size)
 		i, ok, err := x.FloorBy(orderedKey(t)-1, func(_ uint64, ts int64) uint64 { return orderedKey(ts) })
@@ -101,13 +108,15 @@ func (p *Partition) searchTime(t int64) (*Iterator, error) {
 		if errors.Is(err, segfile.ErrUnsorted) {
 			return nil, errDecreasing
 		}
-		if err == nil && ok && e.Offset >= seg.base {
+		// An entry's timestamp is what its record must carry (the
+		// lowest there is would check nothing): it may lie.
+		if err == nil && ok && e.Offset >= seg.base && e.Pos != math.MinInt64 {
 			from, seed = e.Offset, e.Pos
 		}
 	}
 	it, err := p.scanForTime(from, seed, t, true)
 	if errors.Is(err, errIndexLied) {
-		return p.scanForTime(seg.base, math.MinInt64, t, true)
+		return p.scanForTime(start, math.MinInt64, t, true)
 	}
 	return it, err
 }
