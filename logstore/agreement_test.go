@@ -112,6 +112,7 @@ var agreeCases = map[string]agreeWant{
 	"wrong-offset-closed":                       {valid: offsets(span(0, 2), span(3, 5)), next: 5, first: corrupt(0, 64, 2)},
 	"wrong-offset-last-record-active":           {valid: span(0, 5), next: 5, first: corrupt(3, 64, 5), append: refusesCorrupt},
 	"offset-flip-last-closed":                   {valid: offsets(span(0, 5), span(6, 8)), next: 8, first: corrupt(0, 160, 5)},
+	"size-lie-run-then-garbage":                 {valid: offsets(span(1, 16), span(16, 26)), next: 26, first: corrupt(0, 0, 0)},
 	"max-offset-indexed-last-active":            {valid: span(0, 5), next: 5, first: corrupt(3, 64, 5), append: refusesCorrupt},
 	"index-past-eof":                            {valid: span(0, 9), next: 9},
 	"sparse-index-7":                            {valid: span(0, 30), next: 30},

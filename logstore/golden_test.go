@@ -240,6 +240,21 @@ var goldenFixtures = []struct {
 		swWritePartition(tb, dir, genSeg(0, 6), genSeg(6, 8))
 		swPut(tb, segPath(dir, 0, ".log"), 160, []byte{0, 0, 0, 0, 0, 0, 0, 6})
 	}},
+	{"size-lie-run-then-garbage", func(tb testing.TB, dir string) {
+		// Offset 0's size ends its extent inside offset 17, offsets 1..15
+		// follow intact, then 10 bytes of garbage where offset 16 was and
+		// offsets 16..23: the run 1..15 ends inside the extent, and the
+		// writer's index names each of its records.
+		lays := swWritePartition(tb, dir, genSeg(0, 24), genSeg(24, 26))
+		log, idx := segPath(dir, 0, ".log"), segPath(dir, 0, ".index")
+		pos := lays[0].Pos
+		size := uint32(pos[17] + 10 + 8 - swHeaderLen)
+		swPut(tb, log, 8, []byte{byte(size >> 24), byte(size >> 16), byte(size >> 8), byte(size)})
+		swInsert(tb, log, pos[16], []byte("garbage!!!"))
+		for o := 16; o < 24; o++ {
+			swSetEntry(tb, idx, o, uint64(o), pos[o]+10)
+		}
+	}},
 	{"index-past-eof", func(tb testing.TB, dir string) {
 		// Power loss: the active segment's indexes reached the disk for
 		// offsets 3..12, its .log only up to offset 8 (6 records, 192
@@ -774,6 +789,10 @@ var goldenCases = []struct {
 	{
 		Name: "offset-flip-last-closed", Start: 0, Next: 8,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4), Err: &gerr{0, 160, 5, format.ErrOffset}}, {From: 6, Want: std(6, 7)}},
+	},
+	{
+		Name: "size-lie-run-then-garbage", Start: 0, Next: 26,
+		Reads: []gread{{From: 0, Err: &gerr{0, 0, 0, format.ErrCRC}}, {From: 1, Want: std(span(1, 16)...), Err: &gerr{0, 524, 16, format.ErrKeyLen}}, {From: 16, Want: std(span(16, 26)...)}},
 	},
 	{
 		Name: "index-past-eof", Start: 0, Next: 9, EveryOffset: true,

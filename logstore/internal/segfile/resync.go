@@ -196,6 +196,13 @@ func (s *Scanner) acceptable(c candidate, h *format.Header, p int64, n uint64, e
 	switch {
 	case c.pos >= extEnd:
 		return true, nil
+	case indexed && extEnd <= s.limit:
+		// The writer's word that a record starts there, and the record
+		// after it carries on: the failing record's length is the lie.
+		if ok, err := s.confirmed(c.pos, h, p, n); err != nil || ok {
+			return ok, err
+		}
+		return s.straddles(c, extEnd)
 	case extEnd <= s.limit:
 		return s.straddles(c, extEnd)
 	case indexed || !s.tornHere(p, n):
