@@ -136,7 +136,7 @@ func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, e
 
 // missingFinding is the problem a run of missing partitions is.
 func missingFinding(p verifyPart) logstore.Finding {
-	// SPEC §1: never a silently different partition count.
+	// docs/format.md §1: never a silently different partition count.
 	reason := "partition directory missing, though the topic has higher ones: key routing would change"
 	if p.run.Len() > 1 {
 		reason = fmt.Sprintf("partition directories %s missing, though the topic has higher ones: key routing would change", p.run)

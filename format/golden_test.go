@@ -11,7 +11,7 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// specExampleHex is SPEC §2's worked example, one record a line, copied from
+// specExampleHex is docs/format.md §2's worked example, one record a line, copied from
 // the spec (not produced by AppendRecord). testdata/spec-example.log holds
 // the same bytes; both are pinned so that neither can be "refreshed" from
 // the code by accident.
@@ -57,7 +57,7 @@ func TestSpecExampleFile(t *testing.T) {
 		t.Fatalf("testdata/spec-example.log: %d bytes, want %d", len(got), specExampleEnd)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("testdata/spec-example.log differs from SPEC §2:\n got %x\nwant %x", got, want)
+		t.Fatalf("testdata/spec-example.log differs from docs/format.md §2:\n got %x\nwant %x", got, want)
 	}
 }
 

@@ -143,7 +143,7 @@ var goldenFixtures = []struct {
 		)
 	}},
 	{"spec-example", func(tb testing.TB, dir string) {
-		// SPEC §2's worked example, copied from format's pinned golden file,
+		// docs/format.md §2's worked example, copied from format's pinned golden file,
 		// as the only segment of a partition. It comes without indexes.
 		b, err := os.ReadFile("../format/testdata/spec-example.log")
 		if err != nil {
@@ -744,7 +744,7 @@ var goldenCases = []struct {
 		},
 	},
 	{
-		// SPEC §2: nothing valid after it, so it is an incomplete tail.
+		// docs/format.md §3: nothing valid after it, so it is an incomplete tail.
 		Name: "crc-flip-last-record-active", Start: 0, Next: 5, EveryOffset: true,
 		Reads: []gread{{From: 0, Want: std(0, 1, 2, 3, 4)}, {From: 5}, {From: 6}},
 	},

@@ -16,7 +16,7 @@ import (
 
 // Index dumps (dump-index): a .index or .timeindex file read from start to
 // end in constant memory, each entry handed to a callback and, on request,
-// checked against the segment's .log (SPEC §3: indexes are hints, and this
+// checked against the segment's .log (docs/format.md §4: indexes are hints, and this
 // says how good a hint each entry is).
 
 // IndexKind tells the two index files apart.

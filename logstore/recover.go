@@ -22,8 +22,8 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// Recovery (SPEC §6) plans first and acts second. The plan scans every
-// segment whole and classifies what it finds (SPEC §2); acting then
+// Recovery (docs/format.md §7) plans first and acts second. The plan scans every
+// segment whole and classifies what it finds (docs/format.md §3); acting then
 // follows an order in which every intermediate state is either harmless or
 // recognised and finished by the next recover:
 //
@@ -235,7 +235,7 @@ type TopicRecovery struct {
 	Foreign    []string // directories numbered beyond MaxPartitions, left alone (see TopicPartitions)
 }
 
-// Recover recovers one partition (SPEC §6) under the topic's maintenance
+// Recover recovers one partition (docs/format.md §7) under the topic's maintenance
 // lock and the partition's writer lock, and removes the topic's own
 // leftovers. See RecoverTopic.
 func (s *Store) Recover(topic string, partition int, opts RecoverOptions) (RecoverReport, error) {

@@ -24,7 +24,7 @@ import (
 // are written at the same time and must not clash.
 //
 // Fixtures come from an independent writer of the format, written from
-// SPEC §2 and §3 with encoding/binary and hash/crc32 only, like
+// docs/format.md §2 and §4 with encoding/binary and hash/crc32 only, like
 // specwriter_test.go's (which lives in package logstore_test, out of reach
 // of the fault-injecting file systems these tests need).
 
@@ -35,7 +35,7 @@ type recRec struct {
 	value string
 }
 
-// recEncode appends r's SPEC §2 encoding: offset u64, size u32, crc u32,
+// recEncode appends r's docs/format.md §2 encoding: offset u64, size u32, crc u32,
 // timestamp i64, keylen u32, key, value; CRC-32 IEEE over ts ‖ key ‖ value.
 func recEncode(dst []byte, r recRec) []byte {
 	var ts [8]byte
@@ -60,7 +60,7 @@ type recFiles struct {
 }
 
 // recSeg lays records out as one segment, with an index entry for the
-// k-th record (k from 0) when k % interval == 0 (SPEC §3).
+// k-th record (k from 0) when k % interval == 0 (docs/format.md §4).
 func recSeg(recs []recRec, interval int) recFiles {
 	var f recFiles
 	for k, r := range recs {

@@ -21,7 +21,7 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// Severity says how much a verify finding matters (CLI.md's exit-code
+// Severity says how much a verify finding matters (docs/cli.md's exit-code
 // table decides which findings are problems).
 type Severity int
 
@@ -55,7 +55,7 @@ type FindingKind string
 // Kinds of findings, and their severity.
 const (
 	// FindingCorruptRecord: a record that does not check out where a valid
-	// one must be (SPEC §2). Problem.
+	// one must be (docs/format.md §3). Problem.
 	FindingCorruptRecord FindingKind = "corrupt-record"
 	// FindingIncompleteTail: the active segment ends in a record that is
 	// incomplete (or zero bytes). A note while a writer holds the
@@ -170,8 +170,8 @@ type VerifyReport struct {
 }
 
 // Verify checks every record of every segment of the targets, and their
-// indexes, segment boundaries and tails, without taking any lock (SPEC
-// §4: it reads /proc/locks to tell a live writer). It reports every
+// indexes, segment boundaries and tails, without taking any lock
+// (docs/format.md §5: it reads /proc/locks to tell a live writer). It reports every
 // finding through opts.Finding and returns a report per target. The error
 // is an I/O error that kept part of the data from being checked (the
 // reports say which partitions), or the one opts.Finding returned.

@@ -1,6 +1,6 @@
 package logstore_test
 
-// Verify (verify-crc, SPEC §2-§4, CLI.md's exit-code table): every kind
+// Verify (verify-crc, docs/format.md §2-§5, docs/cli.md's exit-code table): every kind
 // of finding, with its exact file, byte position, offset and severity, on
 // fixtures the spec writer made and the test then damaged. Expectations
 // come from the damage done, never from logstore.
@@ -380,7 +380,7 @@ func TestVerifyOffsetsSkippedInsideSegment(t *testing.T) {
 	}
 }
 
-// A sparse index (SPEC §3: every Nth record) is checked entry by entry
+// A sparse index (docs/format.md §4: every Nth record) is checked entry by entry
 // against the records it names.
 func TestVerifySparseIndex(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t", "0")
@@ -433,7 +433,7 @@ func TestVerifyTimestampsBackwards(t *testing.T) {
 func TestVerifyKeyRouting(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "t", "0")
 	seg := vfSeg(0, 10, 1)
-	// FNV-1a-32 % 2: computed here from SPEC §4, not by logstore.
+	// FNV-1a-32 % 2: computed here from docs/format.md §5, not by logstore.
 	fnv := func(k string) int {
 		h := uint32(2166136261)
 		for i := 0; i < len(k); i++ {
