@@ -195,3 +195,9 @@ func (x *Index) floor(target uint64) (e format.IndexEntry, i int64, ok bool, err
 	e, err = x.entry(i)
 	return e, i, err == nil, err
 }
+
+// atOrBefore is the last entry of x, in position order, at or before
+// byte p (found false: none).
+func (x *Index) atOrBefore(p int64) (i int64, found bool, err error) {
+	return x.floorBy(uint64(p), func(_ uint64, pos int64) uint64 { return uint64(max(pos, 0)) })
+}

@@ -176,10 +176,9 @@ type IndexCheck struct {
 
 	// The entry after the one taken last, read to judge that one: the
 	// next advance takes it from here.
-	aheadI      int64
-	aheadO      uint64
-	aheadV      int64
-	aheadLoaded bool
+	aheadI int64 // -1: none read ahead
+	aheadO uint64
+	aheadV int64
 
 	pend    bool  // the pending entry, waiting for the walk
 	pi      int64 // the pending entry's number ...
@@ -213,7 +212,7 @@ func (c *IndexCheck) EmitOnlyWrong() { c.quietOK = true }
 // not known ahead, or when the segment holds that offset, the last there
 // is), handing each verdict to emit in file order.
 func NewIndexCheck(kind IndexKind, f File, size int64, base uint64, limit int64, next uint64, first, stop int64, emit func(EntryVerdict) error) *IndexCheck {
-	c := &IndexCheck{kind: kind, base: base, limit: limit, next: next, f: f, n: size / format.IndexEntryLen, emit: emit, read: first}
+	c := &IndexCheck{kind: kind, base: base, limit: limit, next: next, f: f, n: size / format.IndexEntryLen, emit: emit, read: first, aheadI: -1}
 	c.stop = c.n
 	if stop >= 0 {
 		c.stop = min(stop, c.n)
@@ -306,7 +305,7 @@ func (c *IndexCheck) advance() {
 	c.pend = false
 	for c.err == nil && c.read < c.stop {
 		i := c.read
-		o, v, ok := c.aheadO, c.aheadV, c.aheadLoaded && c.aheadI == i
+		o, v, ok := c.aheadO, c.aheadV, c.aheadI == i
 		if !ok {
 			if o, v, ok = c.entry(i); !ok {
 				return
@@ -321,7 +320,7 @@ func (c *IndexCheck) advance() {
 			if !ok {
 				return
 			}
-			c.aheadI, c.aheadO, c.aheadV, c.aheadLoaded = i+1, no, nv, true
+			c.aheadI, c.aheadO, c.aheadV = i+1, no, nv
 			bad = c.beyond(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {

@@ -379,7 +379,7 @@ func (s *Scanner) indexNames(p int64, n uint64) (bool, error) {
 	if x == nil || x.n == 0 {
 		return false, nil
 	}
-	i, found, err := x.floorBy(uint64(p), func(_ uint64, pos int64) uint64 { return uint64(max(pos, 0)) })
+	i, found, err := x.atOrBefore(p)
 	if err == ErrUnsorted || !found {
 		return false, nil // an index out of order is no help
 	}
@@ -395,7 +395,7 @@ func (s *Scanner) indexAnchor(p int64, n, lower uint64, extEnd int64) (candidate
 	if x == nil || x.n == 0 {
 		return candidate{}, false, nil
 	}
-	i, found, err := x.floorBy(uint64(p), func(_ uint64, pos int64) uint64 { return uint64(max(pos, 0)) })
+	i, found, err := x.atOrBefore(p)
 	if err != nil {
 		if err == ErrUnsorted {
 			return candidate{}, false, nil // an index out of order is no help
