@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore/internal/fsx"
@@ -133,25 +136,25 @@ func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularErro
 // segfileSegment describes seg for a segfile scan of its .log, log (open),
 // with its .index when idx is set. floor is where the segment before it
 // ends; active says it is the partition's last.
-func segfileSegment(seg segment, log file, idx *segfile.Index, floor uint64, active bool) segfile.Segment {
+func segfileSegment(seg segment, log segfile.File, idx *segfile.Index, floor uint64, active bool) segfile.Segment {
 	return segfile.Segment{Path: seg.path(format.LogExt), Base: seg.base, Floor: floor, Active: active, Log: log, Index: idx}
 }
 
 // openSegfileSegment opens seg's .log and .index for a scan (see
 // segfileSegment); close closes them.
 func openSegfileSegment(seg segment, floor uint64, active bool) (sseg segfile.Segment, close func(), err error) {
-	f, err := fsx.OpenRead(seg.path(format.LogExt))
+	f, err := fsx.OpenReadFile(seg.path(format.LogExt))
 	if err != nil {
 		return segfile.Segment{}, nil, err
 	}
 	idx, closeIdx := openSegfileIndex(seg)
-	return segfileSegment(seg, osFile{File: f}, idx, floor, active), func() { closeIdx(); f.Close() }, nil
+	return segfileSegment(seg, f, idx, floor, active), func() { closeIdx(); f.Close() }, nil
 }
 
 // openSegfileIndex opens seg's .index for a scan, nil when it has none
 // (or it cannot be read, or is not a regular file: an index is a hint).
 func openSegfileIndex(seg segment) (*segfile.Index, func()) {
-	f, size, err := fsx.OpenIndex(seg.path(format.IndexExt))
+	f, size, err := fsx.OpenRegularFile(seg.path(format.IndexExt))
 	if err != nil {
 		return nil, func() {}
 	}
@@ -210,19 +213,76 @@ func precedingEnd(segs []segment, i int) (uint64, error) {
 
 // floorFrom is segs[i]'s floor, given that segs[j]'s is floor; keep, if
 // set, is told each floor found on the way.
+//
+// Each end needs the segment's floor, which needs the ends before it: a
+// chain. But a segment's floor is nearly always its own base offset (the
+// segment before ends where it starts), so the ends of a batch of segments
+// are found side by side on that guess, and only a segment whose floor
+// turns out otherwise is walked again, with its floor.
 func floorFrom(segs []segment, j int, floor uint64, i int, keep func(base, floor uint64)) (uint64, error) {
-	for ; j < i; j++ {
-		end, err := segmentEnd(segs[j], floor, false, false)
-		var pathErr *fs.PathError
-		if err != nil && !errors.As(err, &pathErr) {
-			return 0, err
-		}
-		floor = max(floor, end.Next)
-		if keep != nil {
-			keep(segs[j+1].base, floor)
+	var guesses [floorBatch]guessedEnd
+	for j < i {
+		batch := guesses[:min(i-j, floorBatch)]
+		guessEnds(segs[j:j+len(batch)], floor, batch)
+		for k := range batch {
+			g := &batch[k]
+			if g.floor != floor {
+				g.end, g.err = segmentEnd(segs[j], floor, false, false)
+			}
+			var pathErr *fs.PathError
+			if g.err != nil && !errors.As(g.err, &pathErr) {
+				return 0, g.err
+			}
+			floor = max(floor, g.end.Next)
+			if keep != nil {
+				keep(segs[j+1].base, floor)
+			}
+			j++
 		}
 	}
 	return floor, nil
+}
+
+// floorBatch is how many segment ends floorFrom finds side by side; it
+// bounds what it holds at once.
+const floorBatch = 64
+
+// guessedEnd is a segment's end found on a guess of its floor.
+type guessedEnd struct {
+	floor uint64
+	end   segfile.End
+	err   error
+}
+
+// guessEnds fills in, for each of segs, its end on the guess that its
+// floor is its base offset (the first's: floor, which is known), on as
+// many goroutines as there are CPUs to run them.
+func guessEnds(segs []segment, floor uint64, ends []guessedEnd) {
+	guess := func(k int) {
+		f := segs[k].base
+		if k == 0 {
+			f = floor
+		}
+		e, err := segmentEnd(segs[k], f, false, false)
+		ends[k] = guessedEnd{floor: f, end: e, err: err}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(segs))
+	if workers < 2 {
+		for k := range segs {
+			guess(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(segs); k = int(next.Add(1) - 1) {
+				guess(k)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // corruption is the reader's error for damage: corrupt data, or (where a

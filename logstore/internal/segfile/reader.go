@@ -125,6 +125,11 @@ func (r *reader) window(pos, n int64) ([]byte, error) {
 		}
 	}
 	want = min(want, int64(cap(r.buf)))
+	if r.size >= pos+n {
+		// Not past the end last seen: a read past it finds nothing, and
+		// a ReadAt that comes up short reads again to be sure.
+		want = min(want, r.size-pos)
+	}
 	r.buf = r.buf[:want]
 	// Reads grow from a page (point lookups) to the scan's chunk.
 	if r.chunk < r.max && 2*r.chunk >= r.max {

@@ -84,6 +84,7 @@ func (s *Scanner) SeekEnd() error {
 		s.StartAt(0, s.seg.Base)
 		return nil
 	}
+	s.prefetchEnd(x)
 	checks := 0
 	for i := x.n - 1; i >= 0 && checks < maxEndChecks; i-- {
 		e, err := x.entry(i)
@@ -110,6 +111,34 @@ func (s *Scanner) SeekEnd() error {
 	s.StartAt(0, s.seg.Base)
 	return nil
 }
+
+// endEntries is how many of the last index entries confirming the last
+// one reads: it, the one before (the walk to it) and the one before that
+// (that the walk did not start inside a record).
+const endEntries = 3
+
+// prefetchEnd reads the last index entries and the .log bytes from the
+// first of them to the end of the data, each with one read, when that is
+// at most a page or two (a segment's last index interval): confirming the
+// last entry then reads nothing more, and the floor of a segment is found
+// from the end of every segment before it.
+func (s *Scanner) prefetchEnd(x *Index) {
+	n := min(x.n, endEntries)
+	if n == 0 {
+		return
+	}
+	first, _, err := x.read(x.n-n, n)
+	if err != nil || first.Pos < 0 || first.Pos >= s.limit || s.limit-first.Pos > prefetchMax {
+		return
+	}
+	// Only a hint: a read that fails is read again, and reported, where
+	// the bytes are needed.
+	s.r.firstRead(s.limit - first.Pos)
+	_, _ = s.r.window(first.Pos, s.limit-first.Pos)
+}
+
+// prefetchMax bounds prefetchEnd's read of the .log.
+const prefetchMax = 4 * lookupChunk
 
 // confirmEntry reports whether index entry i is confirmed by the chain:
 // the header walk from entry i-1 (itself a record with its offset) or,
