@@ -1,6 +1,9 @@
 package logstore
 
-import "github.com/seglog/seglog/logstore/internal/fsx"
+import (
+	"github.com/seglog/seglog/logstore/internal/fsx"
+	"github.com/seglog/seglog/logstore/internal/segfile"
+)
 
 // logstore's names for the file-system seam of package fsx: every change
 // to disk goes through a fileSystem, which tests replace.
@@ -10,6 +13,12 @@ type (
 	osFS       = fsx.OS
 	osFile     = fsx.OSFile
 )
+
+// readFile is a file open only to be read: a segment's, or an index's.
+type readFile interface {
+	segfile.File
+	Close() error
+}
 
 // ErrSymlink means a change would have gone through a symbolic link below
 // the data directory.

@@ -90,9 +90,9 @@ type Follower struct {
 	holding *list.Element // in set.holding
 
 	seg   segment
-	segFI os.FileInfo // seg's .log, as opened
-	f     *os.File    // seg's .log; nil when none is open
-	idx   *os.File    // its .index, once the scan wanted it
+	segFI os.FileInfo   // seg's .log, as opened
+	f     *os.File      // seg's .log; nil when none is open
+	idx   *fsx.ReadFile // its .index, once the scan wanted it
 	sc    *segfile.Scanner
 	floor uint64 // where the segment read before seg ends
 	next  uint64 // the offset after the last record read
@@ -241,7 +241,7 @@ func (f *Follower) scan() error {
 		if err != nil {
 			return nil
 		}
-		f.idx = x.File
+		f.idx = x
 		return segfile.NewIndex(x, size)
 	}
 	sc, err := segfile.NewScanner(sseg, -1, segfile.Options{Whole: true})

@@ -126,12 +126,12 @@ const idumpChunk = 4096 * format.IndexEntryLen
 // IndexDump is an index file open for dumping.
 type IndexDump struct {
 	sum    IndexSummary
-	f      file
+	f      readFile
 	size   int64 // the index file's size when opened: a writer may append meanwhile
 	verify bool
-	logF   file // the .log, when verifying
-	ixF    file // the .index, when verifying a .timeindex (where valid data resumes)
-	active bool // the segment is its partition's last
+	logF   readFile // the .log, when verifying
+	ixF    readFile // the .index, when verifying a .timeindex (where valid data resumes)
+	active bool     // the segment is its partition's last
 	floor  uint64
 }
 
@@ -162,10 +162,10 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 	}
 	// Named on the command line, the file is read through a link, as
 	// files named there are.
-	return seg.openDump(kind, verify, !named, func(name string) (osFile, int64, error) {
+	return seg.openDump(kind, verify, !named, func(name string) (readFile, int64, error) {
 		f, err := fsx.OpenRead(name)
 		if err != nil {
-			return osFile{}, 0, err
+			return nil, 0, err
 		}
 		return fsx.AsRegular(f, name)
 	})
@@ -176,12 +176,14 @@ func OpenIndexDump(path string, verify bool) (*IndexDump, error) {
 // offset and whether it is the active segment. An index file that is not
 // a regular file is a *NotRegularError.
 func (s IndexSegment) OpenDump(kind IndexKind, verify bool) (*IndexDump, error) {
-	return s.openDump(kind, verify, false, fsx.OpenIndex)
+	return s.openDump(kind, verify, false, func(name string) (readFile, int64, error) {
+		return fsx.OpenIndex(name)
+	})
 }
 
 // openDump opens the segment's index of the kind with open; baseFromLog
 // takes the base offset from the .log's first record.
-func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open func(string) (osFile, int64, error)) (*IndexDump, error) {
+func (s IndexSegment) openDump(kind IndexKind, verify, baseFromLog bool, open func(string) (readFile, int64, error)) (*IndexDump, error) {
 	path := s.Index
 	if kind == TimeIndex {
 		path = s.TimeIndex
@@ -234,7 +236,7 @@ func (d *IndexDump) Summary() IndexSummary { return d.sum }
 // Close closes the files.
 func (d *IndexDump) Close() error {
 	var err error
-	for _, f := range []file{d.f, d.logF, d.ixF} {
+	for _, f := range []readFile{d.f, d.logF, d.ixF} {
 		if f != nil {
 			err = errors.Join(err, f.Close())
 		}

@@ -70,7 +70,7 @@ type segmentFiles struct {
 
 	idxMu    sync.Mutex
 	idx      *segfile.Index // opened on first use; nil when there is none
-	idxFile  *os.File
+	idxFile  *fsx.ReadFile
 	idxTried bool
 }
 
@@ -176,7 +176,7 @@ func (sf *segmentFiles) index() *segfile.Index {
 	if !sf.idxTried {
 		sf.idxTried = true
 		if f, size, err := fsx.OpenIndex(sf.seg.path(format.IndexExt)); err == nil {
-			sf.idx, sf.idxFile = segfile.NewIndex(f, size), f.File
+			sf.idx, sf.idxFile = segfile.NewIndex(f, size), f
 		}
 	}
 	return sf.idx

@@ -154,7 +154,7 @@ func openSegfileSegment(seg segment, floor uint64, active bool) (sseg segfile.Se
 // openSegfileIndex opens seg's .index for a scan, nil when it has none
 // (or it cannot be read, or is not a regular file: an index is a hint).
 func openSegfileIndex(seg segment) (*segfile.Index, func()) {
-	f, size, err := fsx.OpenRegularFile(seg.path(format.IndexExt))
+	f, size, err := fsx.OpenIndex(seg.path(format.IndexExt))
 	if err != nil {
 		return nil, func() {}
 	}

@@ -511,7 +511,7 @@ func (s *verifyScan) open(buf []byte) error {
 	}
 	seg := segfile.Segment{Path: s.path, Base: s.job.seg.base, Floor: s.floor, Active: s.active, Log: osFile{File: f}}
 	if s.ix.f != nil {
-		seg.Index = segfile.NewIndex(osFile{File: s.ix.f}, s.ix.n*format.IndexEntryLen)
+		seg.Index = segfile.NewIndex(s.ix.f, s.ix.n*format.IndexEntryLen)
 	}
 	limit := int64(-1)
 	if s.rg != nil && s.rg.end >= 0 {
@@ -717,7 +717,7 @@ type verifyIndex struct {
 	path     string
 	time     bool
 	missing  bool
-	f        *os.File
+	f        *fsx.ReadFile
 	n        int64 // whole entries
 	logSize  int64 // the .log's, when the check began
 	c        *segfile.IndexCheck
@@ -750,7 +750,7 @@ func (s *verifyScan) openIndex(ext string, time bool, list *[]Finding) *verifyIn
 		x.ioErr(err)
 		return x
 	}
-	x.f, x.n = f.File, size/format.IndexEntryLen
+	x.f, x.n = f, size/format.IndexEntryLen
 	if part := size % format.IndexEntryLen; part != 0 && s.last {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexPartial, Pos: x.n * format.IndexEntryLen, Offset: -1,
 			Reason: fmt.Sprintf("the file ends in a partial entry (%d of %d bytes), which is ignored", part, format.IndexEntryLen)})
@@ -772,7 +772,7 @@ func (x *verifyIndex) begin(logSize int64) {
 	if x.time {
 		kind = segfile.TimeIndex
 	}
-	x.c = segfile.NewIndexCheck(kind, osFile{File: x.f}, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
+	x.c = segfile.NewIndexCheck(kind, x.f, x.n*format.IndexEntryLen, x.s.job.seg.base, logSize, x.s.next, first, stop, x.judged)
 	x.c.EmitOnlyWrong() // judged makes findings of what is wrong only
 }
 
@@ -900,7 +900,7 @@ func (x *verifyIndex) short(r *verifyResult) {
 		x.add(Finding{Severity: SeverityNote, Kind: FindingIndexShort, Pos: 0, Offset: int64(base),
 			Reason: fmt.Sprintf("the %s file is empty, though the segment holds %d records; 'seglog recover' rebuilds it", x.kindName(), r.records)})
 	case x.n >= 2:
-		idx := segfile.NewIndex(osFile{File: x.f}, x.n*format.IndexEntryLen)
+		idx := segfile.NewIndex(x.f, x.n*format.IndexEntryLen)
 		first, err1 := idx.Entry(0)
 		second, err2 := idx.Entry(1)
 		last, err3 := idx.Entry(x.n - 1)

@@ -278,26 +278,29 @@ func OpenRead(name string) (*os.File, error) {
 // It never reads one through a symbolic link and only reads a regular
 // file (a pipe would block the open, a directory holds no entries): else
 // a *NotRegularError, and the reader goes on without the hint.
-func OpenIndex(name string) (OSFile, int64, error) {
+func OpenIndex(name string) (*ReadFile, int64, error) {
 	return OpenIndexAt(unix.AT_FDCWD, name, name)
 }
 
 // OpenIndexAt is OpenIndex of name in the directory open as dfd; path
 // names the file in errors.
-func OpenIndexAt(dfd int, name, path string) (OSFile, int64, error) {
-	for {
-		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-		if err == unix.EINTR {
-			continue
+func OpenIndexAt(dfd int, name, path string) (*ReadFile, int64, error) {
+	f, err := openReadFileAt(dfd, name, path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			err = NewNotRegularError(path, fs.ModeSymlink)
 		}
-		if err == unix.ELOOP {
-			return OSFile{}, 0, NewNotRegularError(path, fs.ModeSymlink)
-		}
-		if err != nil {
-			return OSFile{}, 0, &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return AsRegular(os.NewFile(uintptr(fd), path), path)
+		return nil, 0, err
 	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = NewNotRegularError(path, fi.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 // AsRegular returns f, open as path, and its size when it is a regular

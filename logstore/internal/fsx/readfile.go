@@ -1,7 +1,6 @@
 package fsx
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -23,34 +22,14 @@ type ReadFile struct {
 
 // OpenReadFile opens path read-only.
 func OpenReadFile(path string) (*ReadFile, error) {
-	return openReadFile(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	return openReadFileAt(unix.AT_FDCWD, path, path, unix.O_RDONLY|unix.O_CLOEXEC)
 }
 
-// OpenRegularFile opens path read-only, and returns its size, if it is a
-// regular file: never through a symbolic link nor blocking on a pipe, a
-// *NotRegularError for anything else (as OpenIndex).
-func OpenRegularFile(path string) (*ReadFile, int64, error) {
-	f, err := openReadFile(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			err = NewNotRegularError(path, fs.ModeSymlink)
-		}
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = NewNotRegularError(path, fi.Mode())
-	}
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, fi.Size(), nil
-}
-
-func openReadFile(path string, flags int) (*ReadFile, error) {
+// openReadFileAt opens name in the directory open as dfd with flags; path
+// names it in errors.
+func openReadFileAt(dfd int, name, path string, flags int) (*ReadFile, error) {
 	for {
-		fd, err := unix.Open(path, flags, 0)
+		fd, err := unix.Openat(dfd, name, flags, 0)
 		if err == unix.EINTR {
 			continue
 		}
