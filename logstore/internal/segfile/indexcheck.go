@@ -324,7 +324,7 @@ func (c *IndexCheck) advance() {
 			bad = c.beyond(o, v, no, nv) && (!c.prev || c.strictlyInOrder(c.po, int64(c.pvv), no, nv))
 		}
 		switch {
-		case c.kind == OffsetIndex && uint64(v) >= uint64(c.limit) || c.kind == TimeIndex && o >= c.next && c.next != math.MaxUint64:
+		case c.pastEnd(o, v):
 			// Past the end of the data: stale (index pages a power loss
 			// kept), and nothing to order the others by.
 			c.judge(EntryVerdict{Entry: i, Offset: o, Value: v, RecordPos: -1, Verdict: VerdictPastEnd})
@@ -341,6 +341,41 @@ func (c *IndexCheck) advance() {
 		c.pk = c.keyOf(o, v)
 		return
 	}
+}
+
+// pastEnd: the entry points past the end of the segment's data.
+func (c *IndexCheck) pastEnd(o uint64, v int64) bool {
+	if c.kind == TimeIndex {
+		return o >= c.next && c.next != math.MaxUint64
+	}
+	return uint64(v) >= uint64(c.limit)
+}
+
+// takeNext is advance's common case, cheap enough to run for every
+// record of a dense index: the next entry, read ahead already, follows the
+// one just judged in order, is not beyond the one after it (in the
+// buffer) and lies inside the data. It reports false, having changed
+// nothing, where advance must decide.
+func (c *IndexCheck) takeNext() bool {
+	i := c.read
+	if c.aheadI != i || i >= c.stop || i+1 >= c.n || !c.prev {
+		return false
+	}
+	j := (i + 1 - c.bufFirst) * format.IndexEntryLen
+	if j < 0 || j+format.IndexEntryLen > int64(len(c.buf)) {
+		return false
+	}
+	o, v := c.aheadO, c.aheadV
+	after, _ := format.ParseIndexEntry(c.buf[j:])
+	if !c.inOrder(c.po, int64(c.pvv), o, v) || c.beyond(o, v, after.Offset, after.Pos) || c.pastEnd(o, v) || c.kind == TimeIndex && o < c.base {
+		return false
+	}
+	c.read++
+	c.aheadI, c.aheadO, c.aheadV = i+1, after.Offset, after.Pos
+	c.po, c.pvv = o, uint64(v)
+	c.pend, c.pi, c.pv = true, i, entryPair{o, v}
+	c.pk = c.keyOf(o, v)
+	return true
 }
 
 func (c *IndexCheck) keyOf(o uint64, v int64) uint64 {
@@ -376,7 +411,9 @@ func (c *IndexCheck) settleFound(v Verdict, recordPos int64, off uint64, ts int6
 		// The common case, without an EntryVerdict to make.
 		c.counts[VerdictOK]++
 		c.judged, c.lastOff = true, c.pv.Offset
-		c.advance()
+		if !c.takeNext() {
+			c.advance()
+		}
 		return
 	}
 	e := EntryVerdict{Entry: c.pi, Offset: c.pv.Offset, Value: c.pv.Value, RecordPos: -1}
