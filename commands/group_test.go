@@ -45,7 +45,7 @@ func gpTopic(t *testing.T, counts []int, segBytes int) string {
 // gpPositions is what group g has committed for topic t.
 func gpPositions(t *testing.T, dir, group string) map[int]uint64 {
 	t.Helper()
-	pos, err := logstore.Open(dir).GroupPositions(group)
+	pos, err := groupPositions(dir, group)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestReadGroupKill9(t *testing.T) {
 
 // gpPositions0 is gpPositions, empty while the group has no file yet.
 func gpPositions0(t *testing.T, dir string) map[int]uint64 {
-	pos, err := logstore.Open(dir).GroupPositions("g")
+	pos, err := groupPositions(dir, "g")
 	if err != nil {
 		return nil
 	}
@@ -626,7 +626,7 @@ func TestGroupTrackerAccounting(t *testing.T) {
 	if err := gt.finish(werr); !errors.Is(err, syscall.EPIPE) {
 		t.Fatalf("finish: %v, want EPIPE", err)
 	}
-	pos, err := logstore.Open(dir).GroupPositions("g")
+	pos, err := groupPositions(dir, "g")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -947,4 +947,18 @@ func TestGroupTrackerCommitFails(t *testing.T) {
 	if ferr := gt.finish(syscall.EPIPE); ferr == nil || exitCode(ferr) != exitError || !strings.Contains(ferr.Error(), "commit group h") {
 		t.Errorf("finish(EPIPE) with a failing commit: %v, exit %d", ferr, exitCode(ferr))
 	}
+}
+
+// groupPositions is what group has committed: topic -> partition -> next
+// offset.
+func groupPositions(dir, group string) (map[string]map[int]uint64, error) {
+	commits, err := logstore.Open(dir).GroupCommits(group)
+	if err != nil {
+		return nil, err
+	}
+	pos := make(map[string]map[int]uint64, len(commits))
+	for _, c := range commits {
+		pos[c.Topic] = c.Partitions
+	}
+	return pos, nil
 }

@@ -20,14 +20,6 @@ type readFile interface {
 	Close() error
 }
 
-// ErrSymlink means a change would have gone through a symbolic link below
-// the data directory.
-var ErrSymlink = fsx.ErrSymlink
-
-// SymlinkError is a change refused because Path, below the data
-// directory, is a symbolic link.
-type SymlinkError = fsx.SymlinkError
-
 // NotRegularError is a segment file (a .log, .index or .timeindex where a
 // segment's belong) that is not a regular file: readers refuse such a .log
 // and go on without such an index; commands that change files refuse both.

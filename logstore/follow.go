@@ -173,9 +173,6 @@ func (f *Follower) Record() *Record {
 	return &f.rec
 }
 
-// Name is how messages refer to the partition.
-func (f *Follower) Name() string { return f.name }
-
 // Err is the error that stopped Next: a *CorruptionError (path, byte
 // position, expected offset) for a corrupt record, or an I/O error. It is
 // nil when Next stopped because its context was done.

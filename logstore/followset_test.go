@@ -39,7 +39,7 @@ func fsNext(t *testing.T, s *FollowSet) (*Follower, Record) {
 	f, ok := s.Next(ctx)
 	if !ok {
 		if f != nil {
-			t.Fatalf("%s failed: %v", f.Name(), f.Err())
+			t.Fatalf("%s failed: %v", f.name, f.Err())
 		}
 		t.Fatal("no record within 5s")
 	}
@@ -101,7 +101,7 @@ func TestFollowSetManyPartitions(t *testing.T) {
 	write(150, each, each+1)
 	f, r := fsNext(t, set)
 	if names[f] != 150 {
-		t.Fatalf("record from %s, want t/150", f.Name())
+		t.Fatalf("record from %s, want t/150", f.name)
 	}
 	ftCheck(t, r, each)
 	if ws := warns.all(); len(ws) > 0 {
@@ -145,8 +145,8 @@ func TestFollowSetWatchFails(t *testing.T) {
 	ftAppend(t, w, 0, 5)
 	for o := range uint64(5) {
 		f, r := fsNext(t, set)
-		if f.Name() != "t/2" {
-			t.Fatalf("record from %s, want t/2", f.Name())
+		if f.name != "t/2" {
+			t.Fatalf("record from %s, want t/2", f.name)
 		}
 		ftCheck(t, r, o)
 	}

@@ -101,9 +101,6 @@ func (s *Store) OpenGroup(name string, wait time.Duration) (*Group, error) {
 	return g, nil
 }
 
-// Name is the group's name.
-func (g *Group) Name() string { return g.name }
-
 // Position is the committed next offset of topic/partition, if any.
 func (g *Group) Position(topic string, partition int) (uint64, bool) {
 	n, ok := g.pos[topic][partition]
@@ -252,7 +249,7 @@ func readGroupDir(dir, name string) ([]GroupCommit, error) {
 	return commits, nil // os.ReadDir sorts by name, so by topic
 }
 
-// Groups lists the data directory's groups; GroupPositions reads a
+// Groups lists the data directory's groups; GroupCommits reads a
 // group's committed positions without its lock (for describe --groups).
 func (s *Store) Groups() ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(s.dir, groupsDir))
@@ -268,24 +265,11 @@ func (s *Store) Groups() ([]string, error) {
 	return validDirNames(entries), nil
 }
 
-// GroupPositions reads a group's committed positions (topic -> partition
-// -> next offset) without taking its lock: each topic's file is replaced
-// whole, so what it returns was committed at some moment, though a live
-// reader may have moved on since.
-func (s *Store) GroupPositions(name string) (map[string]map[int]uint64, error) {
-	commits, err := s.GroupCommits(name)
-	if err != nil {
-		return nil, err
-	}
-	pos := make(map[string]map[int]uint64, len(commits))
-	for _, c := range commits {
-		pos[c.Topic] = c.Partitions
-	}
-	return pos, nil
-}
-
-// GroupCommits is GroupPositions with each topic's last commit time, in
-// topic order.
+// GroupCommits reads a group's committed positions (topic -> partition
+// -> next offset) and each topic's last commit time, in topic order,
+// without taking its lock: each topic's file is replaced whole, so what it
+// returns was committed at some moment, though a live reader may have
+// moved on since.
 func (s *Store) GroupCommits(name string) ([]GroupCommit, error) {
 	if err := format.ValidateTopic(name); err != nil {
 		return nil, err

@@ -96,12 +96,12 @@ func TestGroupCommitReopen(t *testing.T) {
 	g2 := gtOpen(t, s, "billing")
 	gtWant(t, g2, "orders", map[int]uint64{0: 1234, 1: 100, 3: 7})
 	gtWant(t, g2, "payments.v2", map[int]uint64{0: 5})
-	pos, err := s.GroupPositions("billing")
+	pos, err := groupPositions(s, "billing")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(pos) != 2 || !maps.Equal(pos["orders"], map[int]uint64{0: 1234, 1: 100, 3: 7}) || !maps.Equal(pos["payments.v2"], map[int]uint64{0: 5}) {
-		t.Errorf("GroupPositions = %v", pos)
+		t.Errorf("groupPositions = %v", pos)
 	}
 	commits, err := s.GroupCommits("billing")
 	if err != nil || len(commits) != 2 || commits[0].Topic != "orders" || commits[1].Topic != "payments.v2" || commits[0].Updated.IsZero() {
@@ -271,7 +271,7 @@ func TestGroupLock(t *testing.T) {
 }
 
 // A group file that does not check out is an error naming it, from
-// OpenGroup and GroupPositions alike: never a silent reset.
+// OpenGroup and GroupCommits alike: never a silent reset.
 func TestGroupCorruptFile(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"garbage", "not json\n", "invalid character"},
@@ -300,8 +300,8 @@ func TestGroupCorruptFile(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("OpenGroup: %v; want an error naming %s and saying %q", err, path, tc.want)
 			}
-			if _, err := s.GroupPositions("g"); err == nil || !strings.Contains(err.Error(), path) {
-				t.Errorf("GroupPositions: %v", err)
+			if _, err := groupPositions(s, "g"); err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("groupPositions: %v", err)
 			}
 			// The lock was let go: once the file is fixed, the group opens.
 			os.Remove(path)
@@ -340,11 +340,11 @@ func TestGroupsList(t *testing.T) {
 	if err != nil || !slices.Equal(names, []string{"a.1", "b"}) {
 		t.Errorf("Groups = %q, %v", names, err)
 	}
-	if pos, err := s.GroupPositions("b"); err != nil || len(pos) != 1 || pos["t"][0] != 1 {
-		t.Errorf("GroupPositions(b) = %v, %v", pos, err)
+	if pos, err := groupPositions(s, "b"); err != nil || len(pos) != 1 || pos["t"][0] != 1 {
+		t.Errorf("groupPositions(b) = %v, %v", pos, err)
 	}
-	if _, err := s.GroupPositions("nope"); !errors.Is(err, ErrGroupNotFound) {
-		t.Errorf("GroupPositions(nope): %v", err)
+	if _, err := groupPositions(s, "nope"); !errors.Is(err, ErrGroupNotFound) {
+		t.Errorf("groupPositions(nope): %v", err)
 	}
 }
 
@@ -355,8 +355,8 @@ func TestGroupBadName(t *testing.T) {
 		if _, err := s.OpenGroup(name, 0); !errors.Is(err, format.ErrTopicName) {
 			t.Errorf("OpenGroup(%q): %v", name, err)
 		}
-		if _, err := s.GroupPositions(name); !errors.Is(err, format.ErrTopicName) {
-			t.Errorf("GroupPositions(%q): %v", name, err)
+		if _, err := groupPositions(s, name); !errors.Is(err, format.ErrTopicName) {
+			t.Errorf("groupPositions(%q): %v", name, err)
 		}
 	}
 	g := gtOpen(t, s, "g")
@@ -384,4 +384,18 @@ func TestGroupLongTopic(t *testing.T) {
 	g.Close()
 	g = gtOpen(t, s, strings.Repeat("g", format.MaxTopicLen))
 	gtWant(t, g, topic, map[int]uint64{2: 42})
+}
+
+// groupPositions is what group name has committed: topic -> partition ->
+// next offset.
+func groupPositions(s *Store, name string) (map[string]map[int]uint64, error) {
+	commits, err := s.GroupCommits(name)
+	if err != nil {
+		return nil, err
+	}
+	pos := make(map[string]map[int]uint64, len(commits))
+	for _, c := range commits {
+		pos[c.Topic] = c.Partitions
+	}
+	return pos, nil
 }

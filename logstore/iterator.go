@@ -60,10 +60,6 @@ type Iterator struct {
 	parkOff  uint64
 }
 
-// readAhead lets iterators read and check ahead on a second goroutine
-// (segfile.Options.ReadAhead); tests turn it off to compare.
-var readAhead = true
-
 // Read returns an iterator over records with offsets >= from. Offsets in a
 // gap between segments are skipped.
 func (p *Partition) Read(from uint64) (*Iterator, error) {
@@ -131,7 +127,7 @@ func (it *Iterator) scan(sf *segmentFiles, seg segment) error {
 	sseg := segfileSegment(seg, sf.log, nil, it.floor, it.i == len(it.segs)-1)
 	sseg.OpenIndex = sf.index
 	var err error
-	if it.sc, err = segfile.NewScanner(sseg, it.limit, segfile.Options{Whole: true, ReadAhead: readAhead}); err != nil {
+	if it.sc, err = segfile.NewScanner(sseg, it.limit, segfile.Options{Whole: true, ReadAhead: !it.p.noReadAhead}); err != nil {
 		it.release()
 		return fmt.Errorf("read %s: %w", it.p.name, err)
 	}

@@ -26,6 +26,10 @@ type Partition struct {
 	segs []segment
 	odd  []*NotRegularError // index files read without
 	lone bool               // a lone segment file (OpenSegmentFile)
+	// noReadAhead keeps its iterators from reading and checking ahead on
+	// a second goroutine (segfile.Options.ReadAhead), for tests that
+	// compare the two.
+	noReadAhead bool
 
 	mu      sync.Mutex
 	firstTS map[uint64]int64  // first records' timestamps, by segment base

@@ -849,7 +849,7 @@ var plScenarios = []struct {
 		var acked, inflight uint64
 		var any bool
 		r.check = func(dir string) error {
-			pos, err := Open(dir).GroupPositions("g")
+			pos, err := groupPositions(Open(dir), "g")
 			if errors.Is(err, ErrGroupNotFound) && !any {
 				return nil
 			}

@@ -87,8 +87,7 @@ func writeMixedPartition(t *testing.T, rng *rand.Rand, big bool) (string, map[st
 	}
 	defer p.Close()
 	positions := map[string][]int64{}
-	readAhead = false
-	defer func() { readAhead = true }()
+	p.noReadAhead = true
 	it, err := p.Read(0)
 	if err != nil {
 		t.Fatal(err)
@@ -157,8 +156,8 @@ func damageMixedPartition(t *testing.T, rng *rand.Rand, dir string, positions ma
 // value) and each error.
 func scanWithReadAhead(t *testing.T, p *Partition, on bool) []string {
 	t.Helper()
-	readAhead = on
-	defer func() { readAhead = true }()
+	p.noReadAhead = !on
+	defer func() { p.noReadAhead = false }()
 	it, err := p.Read(0)
 	if err != nil {
 		t.Fatal(err)

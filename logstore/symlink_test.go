@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // A data directory may hold symbolic links: to another disk, or planted.
@@ -396,7 +397,7 @@ func TestSymlinksNeverFollowedOut(t *testing.T) {
 
 				var refusal error
 				for _, err := range errs {
-					if errors.Is(err, ErrSymlink) {
+					if errors.Is(err, fsx.ErrSymlink) {
 						refusal = err
 						break
 					}
@@ -442,9 +443,9 @@ func TestSymlinkInsideRefused(t *testing.T) {
 	if err == nil && len(ts.Failed) > 0 {
 		err = ts.Failed[0].Err
 	}
-	var refusal *SymlinkError
+	var refusal *fsx.SymlinkError
 	if !errors.As(err, &refusal) {
-		t.Fatalf("sweep through data/t -> real: want a *SymlinkError, got %v", err)
+		t.Fatalf("sweep through data/t -> real: want a *fsx.SymlinkError, got %v", err)
 	}
 	symSameTree(t, "retention-sweep", before, symSnapshot(t, filepath.Join(data, "real")))
 }

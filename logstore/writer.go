@@ -426,9 +426,6 @@ func trimIndex(f file, keep func(entry []byte) bool) (int64, error) {
 	return size, nil
 }
 
-// Name is the partition as messages name it ("orders/0").
-func (w *Writer) Name() string { return w.name }
-
 // NextOffset is the offset the next Append gets.
 func (w *Writer) NextOffset() uint64 { return w.next }
 
