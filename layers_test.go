@@ -46,13 +46,13 @@ var testOnly = []string{"internal/testcheckout"}
 // forbiddenStd are standard packages a layer may not use: format is a
 // pure byte codec, with no file system, process or network access.
 var forbiddenStd = map[string][]string{
-	"format": {"os", "os/exec", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format": {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
 }
 
 // forbiddenExternal are modules a layer may not use: the engine and the
 // Kafka bridge neither print nor parse command lines.
 var forbiddenExternal = map[string][]string{
-	"format":                    {"github.com/"},
+	"format":                    {"github.com/", "golang.org/x/"},
 	"logstore/internal/fsx":     {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore/internal/segfile": {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore":                  {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
