@@ -97,8 +97,8 @@ func main() {
 	}
 
 	// Kinds are timed in phases, interleaved within each: lookups on a
-	// partition kept open apart from those that list the directory (560 µs
-	// of other work) and from the time lookups (dozens of reads of the
+	// partition kept open apart from those that list the directory (most
+	// of a cold lookup's work) and from the time lookups (dozens of reads of the
 	// time index), which would otherwise leave each of them a cold CPU
 	// cache, unlike a program doing lookups on an open partition.
 	var phases [][]kind

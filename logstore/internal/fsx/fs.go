@@ -239,10 +239,6 @@ func CopyThroughBuffer(w io.Writer, src *os.File, off, n int64) error {
 	return nil
 }
 
-// OpenRead opens a file read-only in as few system calls as it takes.
-// os.Open also asks whether the file can join the network poller, which a
-// regular file never can: that made describing 10 000 segments (two opens
-// each) twice as slow.
 // OpenReadStat is OpenRead and the file's size.
 func OpenReadStat(name string) (OSFile, int64, error) {
 	f, err := OpenRead(name)
@@ -259,8 +255,7 @@ func OpenReadStat(name string) (OSFile, int64, error) {
 
 // OpenRead opens a file read-only in as few system calls as it takes.
 // os.Open also asks whether the file can join the network poller, which a
-// regular file never can: that made describing 10 000 segments (two opens
-// each) twice as slow.
+// regular file never can (docs/performance.md: describing many segments).
 func OpenRead(name string) (*os.File, error) {
 	for {
 		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
