@@ -6,13 +6,13 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// recIntervals chooses each segment's index interval: the one its own
+// segmentIntervals chooses each segment's index interval: the one its own
 // index shows, else the nearest other segment's, else the topic's stored
 // setting, else 1.
-func recIntervals(segs []segment, stored int) ([]int, error) {
+func segmentIntervals(segs []segment, stored int) ([]int, error) {
 	own := make([]int, len(segs))
 	for i, seg := range segs {
-		n, err := recInferInterval(seg)
+		n, err := inferIndexInterval(seg)
 		if err != nil {
 			return nil, err
 		}
@@ -35,12 +35,12 @@ func recIntervals(segs []segment, stored int) ([]int, error) {
 	return out, nil
 }
 
-// recInferInterval is the index interval a segment's index shows: the
+// inferIndexInterval is the index interval a segment's index shows: the
 // offset distance of its first two entries, when the first is the
 // segment's first record and the second is confirmed by the chain; or,
 // from the time index, the distance of its first two offsets. 0 when
 // neither tells.
-func recInferInterval(seg segment) (int, error) {
+func inferIndexInterval(seg segment) (int, error) {
 	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return 0, err

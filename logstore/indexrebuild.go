@@ -110,10 +110,10 @@ func recWalkIndex(src file, from, end int64, base uint64, interval int, idx, tid
 	return nil
 }
 
-// recFixIndexes brings a segment's indexes to what a writer would have
+// repairIndexes brings a segment's indexes to what a writer would have
 // written for its runs[0]: trimmed in place when they hold that and more,
 // replaced through a temporary file when they are wrong.
-func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
+func (s *Store) repairIndexes(sp *segmentPlan, logPath string) error {
 	rebuild := map[string]bool{}
 	for _, x := range []struct {
 		ext string
@@ -154,17 +154,17 @@ func (s *Store) recFixIndexes(sp *recSegPlan, logPath string) error {
 	}
 	defer src.Close()
 	r := sp.scan.runs[0]
-	if err := s.recWriteIndexes(osFile{File: src}, recRun{end: r.end, first: sp.seg.base}, sp.interval, sp.seg, exts...); err != nil {
+	if err := s.writeIndexes(osFile{File: src}, validRun{end: r.end, first: sp.seg.base}, sp.interval, sp.seg, exts...); err != nil {
 		return fmt.Errorf("rebuild index of %s: %w", logPath, err)
 	}
 	return nil
 }
 
-// recWriteIndexes writes the named index files (both when none are
+// writeIndexes writes the named index files (both when none are
 // named) of seg as a writer with the interval would have for run r of
 // src, whose first record goes to byte 0 of seg: each through a temporary
 // file renamed into place.
-func (s *Store) recWriteIndexes(src file, r recRun, interval int, seg segment, exts ...string) error {
+func (s *Store) writeIndexes(src file, r validRun, interval int, seg segment, exts ...string) error {
 	if len(exts) == 0 {
 		exts = []string{format.IndexExt, format.TimeIndexExt}
 	}

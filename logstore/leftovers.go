@@ -28,12 +28,12 @@ func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	left := s.recDataDirLeftovers("*")
+	left := s.dataDirLeftovers("*")
 	for _, e := range entries {
 		if format.ValidateTopic(e.Name()) != nil || !e.IsDir() {
 			continue
 		}
-		l, ok, err := s.recHalfMadeLocked(filepath.Join(s.dir, e.Name()), opts.DryRun)
+		l, ok, err := s.halfMadeLeftoverLocked(filepath.Join(s.dir, e.Name()), opts.DryRun)
 		if err != nil {
 			return left, err
 		}
@@ -44,24 +44,24 @@ func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
 	if opts.DryRun {
 		return left, nil
 	}
-	return left, s.recRemove(left)
+	return left, s.removeLeftovers(left)
 }
 
-// recDataDirLeftovers lists the temporary directories in the data
+// dataDirLeftovers lists the temporary directories in the data
 // directory of creates and of copies into a new topic, of topic ("*":
 // all). Those of copies still running are kept, and so are those of a
-// create whose topic does not exist while younger than recCreateGrace.
-func (s *Store) recDataDirLeftovers(topic string) []RecoverLeftover {
+// create whose topic does not exist while younger than createGrace.
+func (s *Store) dataDirLeftovers(topic string) []RecoverLeftover {
 	entries, _ := os.ReadDir(s.dir)
 	var left []RecoverLeftover
 	for _, e := range entries {
-		name, ok := recTempTopic(e.Name(), ".create-")
+		name, ok := tempDirTopic(e.Name(), ".create-")
 		if !ok || !e.IsDir() || topic != "*" && name != topic[:min(len(topic), 200)] {
 			continue
 		}
 		l := RecoverLeftover{Path: filepath.Join(s.dir, e.Name()), What: "temporary directory of an interrupted create"}
 		if fi, err := os.Stat(filepath.Join(s.dir, name)); err != nil || !fi.IsDir() {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < recCreateGrace {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < createGrace {
 				l.What, l.Kept = "temporary directory of a create that may still be running", true
 			}
 		}
@@ -77,34 +77,35 @@ func (s *Store) recDataDirLeftovers(topic string) []RecoverLeftover {
 	return left
 }
 
-// recHalfMadeLocked is recHalfMade under the topic's maintenance lock,
-// which it takes if it is free; a held one keeps the directory.
-func (s *Store) recHalfMadeLocked(dir string, dryRun bool) (RecoverLeftover, bool, error) {
+// halfMadeLeftoverLocked is halfMadeLeftover under the topic's
+// maintenance lock, which it takes if it is free; a held one keeps the
+// directory.
+func (s *Store) halfMadeLeftoverLocked(dir string, dryRun bool) (RecoverLeftover, bool, error) {
 	// Through a link it changes nothing, and the link is no leftover.
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !halfMadeTopic(dir) {
 		return RecoverLeftover{}, false, nil
 	}
 	lock, err := fsx.TryLock(dir)
 	if err != nil {
-		return RecoverLeftover{Path: dir, What: recHalfMadeWhat + "; kept, as another process holds its lock", Kept: true}, true, nil
+		return RecoverLeftover{Path: dir, What: halfMadeWhat + "; kept, as another process holds its lock", Kept: true}, true, nil
 	}
 	defer lock.Unlock()
-	return s.recHalfMade(dir, dryRun)
+	return s.halfMadeLeftover(dir, dryRun)
 }
 
-const recHalfMadeWhat = "topic directory an interrupted copy or import into a new topic left, holding no partition"
+const halfMadeWhat = "topic directory an interrupted copy or import into a new topic left, holding no partition"
 
-// recHalfMade reports the topic directory dir when it is half-made (see
-// halfMadeTopic) and, unless dryRun or a build in it is still running,
-// removes it. The caller holds its maintenance lock.
-func (s *Store) recHalfMade(dir string, dryRun bool) (RecoverLeftover, bool, error) {
+// halfMadeLeftover reports the topic directory dir when it is half-made
+// (see halfMadeTopic) and, unless dryRun or a build in it is still
+// running, removes it. The caller holds its maintenance lock.
+func (s *Store) halfMadeLeftover(dir string, dryRun bool) (RecoverLeftover, bool, error) {
 	if !halfMadeTopic(dir) {
 		return RecoverLeftover{}, false, nil
 	}
-	l := RecoverLeftover{Path: dir, What: recHalfMadeWhat}
+	l := RecoverLeftover{Path: dir, What: halfMadeWhat}
 	for _, path := range buildRoots(dir, "") {
 		if buildInUse(path) {
-			l.What, l.Kept = recHalfMadeWhat+"; kept, as a copy into it is still running", true
+			l.What, l.Kept = halfMadeWhat+"; kept, as a copy into it is still running", true
 			return l, true, nil
 		}
 	}
@@ -118,15 +119,15 @@ func (s *Store) recHalfMade(dir string, dryRun bool) (RecoverLeftover, bool, err
 	return l, true, s.fs.SyncDir(s.dir)
 }
 
-// recCreateGrace is how old a create's temporary directory must be before
+// createGrace is how old a create's temporary directory must be before
 // recover takes it for a leftover, when its topic does not exist.
-const recCreateGrace = time.Minute
+const createGrace = time.Minute
 
-// recTempTopic parses the name of a temporary directory in the data
+// tempDirTopic parses the name of a temporary directory in the data
 // directory of a create (prefix ".create-", see CreateTopic) or a copy
 // into a new topic (buildPrefix, see beginBuild): prefix, topic[:200],
 // "-", 12 hex digits, ".tmp". It returns the topic name in it.
-func recTempTopic(name, prefix string) (string, bool) {
+func tempDirTopic(name, prefix string) (string, bool) {
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return "", false
@@ -144,12 +145,12 @@ func recTempTopic(name, prefix string) (string, bool) {
 	return rest[:len(rest)-rnd-1], true
 }
 
-// recTopicLeftovers finds (and unless dryRun removes) the leftovers of a
+// topicLeftovers finds (and unless dryRun removes) the leftovers of a
 // topic: hidden temporary files and directories in its directory
 // (<topic>/.*.tmp: settings being replaced, a copy or import being built,
 // all under the maintenance lock we hold), and its temporary directories
-// in the data directory (see recDataDirLeftovers).
-func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryRun bool) ([]RecoverLeftover, error) {
+// in the data directory (see dataDirLeftovers).
+func (s *Store) topicLeftovers(topic, dir string, entries []os.DirEntry, dryRun bool) ([]RecoverLeftover, error) {
 	var left []RecoverLeftover
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
@@ -165,16 +166,16 @@ func (s *Store) recTopicLeftovers(topic, dir string, entries []os.DirEntry, dryR
 			left = append(left, l)
 		}
 	}
-	left = append(left, s.recDataDirLeftovers(topic)...)
+	left = append(left, s.dataDirLeftovers(topic)...)
 	if dryRun {
 		return left, nil
 	}
-	return left, s.recRemove(left)
+	return left, s.removeLeftovers(left)
 }
 
-// recRemove deletes the leftovers not kept, then makes their removal
+// removeLeftovers deletes the leftovers not kept, then makes their removal
 // durable.
-func (s *Store) recRemove(left []RecoverLeftover) error {
+func (s *Store) removeLeftovers(left []RecoverLeftover) error {
 	dirs := map[string]bool{}
 	for _, l := range left {
 		if l.Kept {
@@ -214,9 +215,9 @@ func (s *Store) recRemove(left []RecoverLeftover) error {
 	return nil
 }
 
-// recPartitionLeftovers finds the leftovers of a partition directory and
+// partitionLeftovers finds the leftovers of a partition directory and
 // of its quarantine directory.
-func (s *Store) recPartitionLeftovers(dir, qdir string) ([]RecoverLeftover, error) {
+func (s *Store) partitionLeftovers(dir, qdir string) ([]RecoverLeftover, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -271,7 +272,7 @@ func (s *Store) recPartitionLeftovers(dir, qdir string) ([]RecoverLeftover, erro
 			// The note is written last, and nothing is cut before it is
 			// there: these bytes are still where they were copied from.
 			what = "quarantine copy without its note (its bytes were never cut)"
-		} else if ok && recLinkedToLog(filepath.Join(qdir, name), dir) {
+		} else if ok && linkedToLog(filepath.Join(qdir, name), dir) {
 			// A hard link made for lack of space by a recover that did not
 			// get to replace the segment: it is the live segment itself.
 			what = "hard link to a live segment, left by an interrupted recover"
@@ -284,9 +285,9 @@ func (s *Store) recPartitionLeftovers(dir, qdir string) ([]RecoverLeftover, erro
 	return left, nil
 }
 
-// recLinkedToLog reports whether path is the same file as a .log of the
+// linkedToLog reports whether path is the same file as a .log of the
 // partition directory dir.
-func recLinkedToLog(path, dir string) bool {
+func linkedToLog(path, dir string) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return false

@@ -74,7 +74,7 @@ func (s *Store) QuarantineEntries(topic string, partition int) ([]QuarantineEntr
 				if !strings.HasSuffix(f.Name(), ".json") || !f.Type().IsRegular() {
 					continue
 				}
-				e, ok := recReadNote(filepath.Join(dir, f.Name()))
+				e, ok := readQuarantineNote(filepath.Join(dir, f.Name()))
 				if !ok {
 					continue
 				}
@@ -89,7 +89,7 @@ func (s *Store) QuarantineEntries(topic string, partition int) ([]QuarantineEntr
 	return out, nil
 }
 
-func recReadNote(path string) (QuarantineEntry, bool) {
+func readQuarantineNote(path string) (QuarantineEntry, bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return QuarantineEntry{}, false

@@ -40,7 +40,7 @@ import (
 //     is clean and at worst its indexes are stale, which any recover
 //     rebuilds), then the indexes.
 
-// RecoverOptions control Recover and RecoverTopic.
+// RecoverOptions control RecoverTopic; RecoverDataDir heeds DryRun only.
 type RecoverOptions struct {
 	// DryRun plans and reports, and changes nothing.
 	DryRun bool
@@ -60,11 +60,11 @@ type RecoverOptions struct {
 	// their total.
 	Progress func(done, total int64)
 
-	prog *recProgress // set by RecoverTopic from Progress
+	prog *scanProgress // set by RecoverTopic from Progress
 }
 
-// recProgress counts the .log bytes a RecoverTopic has scanned.
-type recProgress struct {
+// scanProgress counts the .log bytes a RecoverTopic has scanned.
+type scanProgress struct {
 	fn          func(done, total int64)
 	done, total int64 // bytes of segments scanned whole; all bytes
 	shown       int64 // last done reported
@@ -72,7 +72,7 @@ type recProgress struct {
 
 // at reports pos bytes scanned of the segment being scanned, if a few
 // MiB went by since the last report.
-func (p *recProgress) at(pos int64) {
+func (p *scanProgress) at(pos int64) {
 	if p == nil {
 		return
 	}
@@ -83,7 +83,7 @@ func (p *recProgress) at(pos int64) {
 }
 
 // add counts a segment scanned whole.
-func (p *recProgress) add(size int64) {
+func (p *scanProgress) add(size int64) {
 	if p == nil {
 		return
 	}
@@ -92,10 +92,10 @@ func (p *recProgress) add(size int64) {
 	p.fn(p.done, max(p.total, p.done))
 }
 
-// Recover recovers one partition (docs/format.md §7) under the topic's maintenance
-// lock and the partition's writer lock, and removes the topic's own
-// leftovers. See RecoverTopic.
-func (s *Store) Recover(topic string, partition int, opts RecoverOptions) (RecoverReport, error) {
+// recoverOne recovers one partition (docs/format.md §7) under the topic's
+// maintenance lock and the partition's writer lock, and removes the
+// topic's own leftovers. See RecoverTopic.
+func (s *Store) recoverOne(topic string, partition int, opts RecoverOptions) (RecoverReport, error) {
 	rep := RecoverReport{Topic: topic, Partition: partition, Dir: s.PartitionDir(topic, partition), DryRun: opts.DryRun}
 	if partition < 0 {
 		return rep, fmt.Errorf("topic %s: no partition %d: %w", topic, partition, ErrPartitionNotFound)
@@ -139,11 +139,11 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			// What a create or a copy that never made the topic left
 			// in the data directory is still the topic's to remove.
-			if tr.Leftovers = s.recDataDirLeftovers(topic); len(tr.Leftovers) > 0 {
+			if tr.Leftovers = s.dataDirLeftovers(topic); len(tr.Leftovers) > 0 {
 				if opts.DryRun {
 					return tr, nil
 				}
-				return tr, s.recRemove(tr.Leftovers)
+				return tr, s.removeLeftovers(tr.Leftovers)
 			}
 			return tr, fmt.Errorf("topic %s in %s: %w", topic, s.dir, ErrTopicNotFound)
 		}
@@ -163,11 +163,11 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	// into a new topic by an older seglog, killed before placing its
 	// partition, left just that, its build directory beside the settings
 	// it wrote; and then the directory itself goes.
-	tr.Leftovers, err = s.recTopicLeftovers(topic, tr.Dir, entries, opts.DryRun)
+	tr.Leftovers, err = s.topicLeftovers(topic, tr.Dir, entries, opts.DryRun)
 	if err != nil {
 		return tr, err
 	}
-	if l, ok, err := s.recHalfMade(tr.Dir, opts.DryRun); ok || err != nil {
+	if l, ok, err := s.halfMadeLeftover(tr.Dir, opts.DryRun); ok || err != nil {
 		tr.Leftovers = append(tr.Leftovers, l)
 		return tr, err
 	}
@@ -187,7 +187,7 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	st, _ := readSettings(filepath.Join(tr.Dir, settingsFile))
 
 	if opts.Progress != nil {
-		opts.prog = &recProgress{fn: opts.Progress}
+		opts.prog = &scanProgress{fn: opts.Progress}
 		for r, missing := range tp.Runs(only) {
 			if !missing {
 				segs, _ := listSegments(s.PartitionDir(topic, r.First))
@@ -221,6 +221,9 @@ func (s *Store) RecoverTopic(topic string, only int, opts RecoverOptions) (Topic
 	return tr, nil
 }
 
+// recoverPartition recovers one partition under its writer lock, the
+// caller holding the topic's maintenance lock: leftovers first, then the
+// plan, then (unless a dry run) carrying it out.
 func (s *Store) recoverPartition(topic string, part int, storedInterval int, opts RecoverOptions) (RecoverReport, error) {
 	dir := s.PartitionDir(topic, part)
 	name := fmt.Sprintf("%s/%d", topic, part)
@@ -233,16 +236,16 @@ func (s *Store) recoverPartition(topic string, part int, storedInterval int, opt
 		return RecoverReport{}, err
 	}
 	defer lock.Unlock()
-	p := &recPlan{topic: topic, part: part, dir: dir,
+	p := &partitionPlan{topic: topic, part: part, dir: dir,
 		rep: RecoverReport{Topic: topic, Partition: part, Dir: dir, DryRun: opts.DryRun}}
 	qdir := filepath.Join(s.dir, QuarantineDir, topic, strconv.Itoa(part))
-	if p.rep.Leftovers, err = s.recPartitionLeftovers(dir, qdir); err != nil {
+	if p.rep.Leftovers, err = s.partitionLeftovers(dir, qdir); err != nil {
 		return p.rep, fmt.Errorf("recover %s: %w", name, err)
 	}
 	if !opts.DryRun {
 		// Removed before planning: the plan must not see a half-made
 		// segment's orphan index, and no temporary name may be taken.
-		if err := s.recRemove(p.rep.Leftovers); err != nil {
+		if err := s.removeLeftovers(p.rep.Leftovers); err != nil {
 			return p.rep, fmt.Errorf("recover %s: %w", name, err)
 		}
 	}
@@ -250,7 +253,7 @@ func (s *Store) recoverPartition(topic string, part int, storedInterval int, opt
 		return p.rep, fmt.Errorf("recover %s: %w", name, err)
 	}
 	if !opts.DryRun {
-		err = s.recExecute(p)
+		err = s.executePlan(p)
 	}
 	// New segments were listed after the one they came from; one taking
 	// the name of a segment removed before it comes after that one.

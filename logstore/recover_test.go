@@ -181,7 +181,7 @@ func recRecover(t *testing.T, s *Store, opts RecoverOptions) RecoverReport {
 	if opts.LockWait == 0 {
 		opts.LockWait = time.Second
 	}
-	rep, err := s.Recover("t", 0, opts)
+	rep, err := s.recoverOne("t", 0, opts)
 	if err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
@@ -1243,7 +1243,7 @@ func TestRecoverLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Recover("t", 0, RecoverOptions{LockWait: 20 * time.Millisecond})
+	_, err = s.recoverOne("t", 0, RecoverOptions{LockWait: 20 * time.Millisecond})
 	var le *LockedError
 	if !errors.As(err, &le) || le.What != "partition t/0" || le.Pid != 0 && le.Pid != os.Getpid() {
 		t.Errorf("recover of a partition with a live writer: %v", err)
@@ -1261,7 +1261,7 @@ func TestRecoverLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Recover("t", 0, RecoverOptions{LockWait: 20 * time.Millisecond})
+	_, err = s.recoverOne("t", 0, RecoverOptions{LockWait: 20 * time.Millisecond})
 	if !errors.As(err, &le) || le.What != "topic t" {
 		t.Errorf("recover under a held maintenance lock: %v", err)
 	}
@@ -1278,13 +1278,13 @@ func TestRecoverLocked(t *testing.T) {
 		t.Errorf("RecoverTopic trying once: %+v, %v after %v", tr, err, time.Since(start))
 	}
 	w.Close()
-	if _, err := s.Recover("t", 0, RecoverOptions{}); err != nil {
+	if _, err := s.recoverOne("t", 0, RecoverOptions{}); err != nil {
 		t.Error(err)
 	}
-	if _, err := s.Recover("t", 2, RecoverOptions{}); !errors.Is(err, ErrPartitionNotFound) {
+	if _, err := s.recoverOne("t", 2, RecoverOptions{}); !errors.Is(err, ErrPartitionNotFound) {
 		t.Errorf("partition 2: %v", err)
 	}
-	if _, err := s.Recover("nope", 0, RecoverOptions{}); !errors.Is(err, ErrTopicNotFound) {
+	if _, err := s.recoverOne("nope", 0, RecoverOptions{}); !errors.Is(err, ErrTopicNotFound) {
 		t.Errorf("topic nope: %v", err)
 	}
 }
@@ -1458,7 +1458,7 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 			count := &recCrashFS{budget: 1 << 30}
 			cs := recStore(t, 1)
 			fixture(t, cs)
-			if _, err := (&Store{dir: cs.dir, fs: count}).Recover("t", 0, RecoverOptions{Salvage: true}); err != nil {
+			if _, err := (&Store{dir: cs.dir, fs: count}).recoverOne("t", 0, RecoverOptions{Salvage: true}); err != nil {
 				t.Fatal(err)
 			}
 			if count.ops < 8 {
@@ -1470,13 +1470,13 @@ func TestRecoverCrashAtEveryStep(t *testing.T) {
 					s := recStore(t, 1)
 					fixture(t, s)
 					crash := &recCrashFS{budget: budget}
-					_, err := (&Store{dir: s.dir, fs: crash}).Recover("t", 0, RecoverOptions{Salvage: true, LockWait: time.Second})
+					_, err := (&Store{dir: s.dir, fs: crash}).recoverOne("t", 0, RecoverOptions{Salvage: true, LockWait: time.Second})
 					if !crash.crashed() || err == nil {
 						t.Fatalf("crashed %v, error %v", crash.crashed(), err)
 					}
 					dir := s.PartitionDir("t", 0)
 					s.fs = &recCrashFS{budget: 1 << 30}
-					rep, err := s.Recover("t", 0, second)
+					rep, err := s.recoverOne("t", 0, second)
 					if err != nil {
 						t.Fatalf("second recover: %v", err)
 					}
@@ -1558,7 +1558,7 @@ func TestRecoverFaults(t *testing.T) {
 			fault := newFaultFS()
 			tc.arm(fault)
 			fst := &Store{dir: s.dir, fs: fault}
-			if _, err := fst.Recover("t", 0, RecoverOptions{Salvage: true}); err == nil {
+			if _, err := fst.recoverOne("t", 0, RecoverOptions{Salvage: true}); err == nil {
 				t.Fatalf("no error; events:\n%s", strings.Join(fault.Events(), "\n"))
 			}
 			recRecover(t, s, RecoverOptions{Salvage: true})
@@ -1580,7 +1580,7 @@ func TestRecoverSplitOrder(t *testing.T) {
 	recDamageFixture(t, s)
 	fault := newFaultFS()
 	fst := &Store{dir: s.dir, fs: fault}
-	if _, err := fst.Recover("t", 0, RecoverOptions{Salvage: true}); err != nil {
+	if _, err := fst.recoverOne("t", 0, RecoverOptions{Salvage: true}); err != nil {
 		t.Fatal(err)
 	}
 	ev := fault.Events()
@@ -1624,7 +1624,7 @@ func TestRecoverNoSpace(t *testing.T) {
 		fault := newFaultFS()
 		fault.failWrite(".bin.tmp", 1, syscall.ENOSPC)
 		fs := &Store{dir: s.dir, fs: fault}
-		_, err := fs.Recover("t", 0, RecoverOptions{})
+		_, err := fs.recoverOne("t", 0, RecoverOptions{})
 		if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "nothing was cut") {
 			t.Fatalf("error %v", err)
 		}
@@ -1647,7 +1647,7 @@ func TestRecoverNoSpace(t *testing.T) {
 		fault := newFaultFS()
 		fault.failWrite(".bin.tmp", 100, syscall.ENOSPC)
 		fs := &Store{dir: s.dir, fs: fault}
-		rep, err := fs.Recover("t", 0, RecoverOptions{Salvage: true})
+		rep, err := fs.recoverOne("t", 0, RecoverOptions{Salvage: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1685,7 +1685,7 @@ func TestRecoverNoSpace(t *testing.T) {
 		before := recPartitionFiles(t, dir)
 		fault := newFaultFS()
 		fault.failWrite(recName(17, ".log.tmp"), 10, syscall.ENOSPC)
-		if _, err := (&Store{dir: s.dir, fs: fault}).Recover("t", 0, RecoverOptions{Salvage: true}); !errors.Is(err, syscall.ENOSPC) {
+		if _, err := (&Store{dir: s.dir, fs: fault}).recoverOne("t", 0, RecoverOptions{Salvage: true}); !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("error %v", err)
 		}
 		recSameFiles(t, recPartitionFiles(t, dir), before)
@@ -1734,7 +1734,7 @@ func TestRecoverFinishesSplitWithoutSalvage(t *testing.T) {
 	// The split fails once the rescued segment is in place, before the cut.
 	fault := newFaultFS()
 	fault.failWrite(GapsFile+".tmp", 0, syscall.EIO)
-	if _, err := (&Store{dir: s.dir, fs: fault}).Recover("t", 0, RecoverOptions{Salvage: true}); err == nil {
+	if _, err := (&Store{dir: s.dir, fs: fault}).recoverOne("t", 0, RecoverOptions{Salvage: true}); err == nil {
 		t.Fatal("no error")
 	}
 	if _, err := os.Stat(filepath.Join(dir, recName(15, ".log"))); err != nil {
@@ -1974,7 +1974,7 @@ func TestRecoverCrashGarbageAtBase(t *testing.T) {
 				count := &recCrashFS{budget: 1 << 30}
 				cs := recStore(t, 1)
 				fixture(t, cs)
-				if _, err := (&Store{dir: cs.dir, fs: count}).Recover("t", 0, RecoverOptions{Salvage: true}); err != nil {
+				if _, err := (&Store{dir: cs.dir, fs: count}).recoverOne("t", 0, RecoverOptions{Salvage: true}); err != nil {
 					t.Fatal(err)
 				}
 				if count.ops < 8 {
@@ -1986,13 +1986,13 @@ func TestRecoverCrashGarbageAtBase(t *testing.T) {
 						s := recStore(t, 1)
 						fixture(t, s)
 						crash := &recCrashFS{budget: budget}
-						_, err := (&Store{dir: s.dir, fs: crash}).Recover("t", 0, RecoverOptions{Salvage: true, LockWait: time.Second})
+						_, err := (&Store{dir: s.dir, fs: crash}).recoverOne("t", 0, RecoverOptions{Salvage: true, LockWait: time.Second})
 						if !crash.crashed() || err == nil {
 							t.Fatalf("crashed %v, error %v", crash.crashed(), err)
 						}
 						dir := s.PartitionDir("t", 0)
 						s.fs = &recCrashFS{budget: 1 << 30}
-						rep, err := s.Recover("t", 0, second)
+						rep, err := s.recoverOne("t", 0, second)
 						if err != nil {
 							t.Fatalf("second recover: %v", err)
 						}
@@ -2048,7 +2048,7 @@ func TestRecoverGarbageAtBaseFaults(t *testing.T) {
 		s := recStore(t, 1)
 		fixture(t, s)
 		fault := newFaultFS()
-		if _, err := (&Store{dir: s.dir, fs: fault}).Recover("t", 0, RecoverOptions{Salvage: true}); err != nil {
+		if _, err := (&Store{dir: s.dir, fs: fault}).recoverOne("t", 0, RecoverOptions{Salvage: true}); err != nil {
 			t.Fatal(err)
 		}
 		ev := fault.Events()
@@ -2097,7 +2097,7 @@ func TestRecoverGarbageAtBaseFaults(t *testing.T) {
 				}
 				return nil
 			}
-			if _, err := (&Store{dir: s.dir, fs: fault}).Recover("t", 0, RecoverOptions{Salvage: true}); !errors.Is(err, syscall.EIO) {
+			if _, err := (&Store{dir: s.dir, fs: fault}).recoverOne("t", 0, RecoverOptions{Salvage: true}); !errors.Is(err, syscall.EIO) {
 				t.Fatalf("error %v; events:\n%s", err, strings.Join(fault.Events(), "\n"))
 			}
 			if _, notes := recQuarantine(t, s); len(notes) != tc.quarantined {

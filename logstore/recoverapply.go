@@ -11,11 +11,11 @@ import (
 	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
-// recExecute carries out a plan, segment by segment, each after the ones
+// executePlan carries out a plan, segment by segment, each after the ones
 // it waits for: a split writes a rescued run only once the segments named
 // among its offsets are gone from there, so that at every step readers
 // take the same records for valid as before.
-func (s *Store) recExecute(p *recPlan) error {
+func (s *Store) executePlan(p *partitionPlan) error {
 	done := make([]bool, len(p.segs))
 	var execute func(i int) error
 	execute = func(i int) error {
@@ -25,21 +25,21 @@ func (s *Store) recExecute(p *recPlan) error {
 		done[i] = true
 		sp := p.segs[i]
 		switch sp.action {
-		case recTail:
-			return s.recCutTail(p, sp)
-		case recSplit:
+		case actionCutTail:
+			return s.cutIncompleteTail(p, sp)
+		case actionSplit:
 			for _, k := range sp.waitsFor {
 				if err := execute(k); err != nil {
 					return err
 				}
 			}
-			return s.recSplit(p, sp)
-		case recRename:
-			return s.recRename(sp)
-		case recDrop:
-			return s.recDrop(sp)
-		case recNone:
-			return s.recFixIndexes(sp, sp.seg.path(format.LogExt))
+			return s.splitSegment(p, sp)
+		case actionRename:
+			return s.renameMisnamed(sp)
+		case actionDrop:
+			return s.dropEmptySegment(sp)
+		case actionNone:
+			return s.repairIndexes(sp, sp.seg.path(format.LogExt))
 		}
 		return nil
 	}
@@ -51,17 +51,18 @@ func (s *Store) recExecute(p *recPlan) error {
 	return nil
 }
 
-// recDrop removes an empty segment, its .log first.
-func (s *Store) recDrop(sp *recSegPlan) error {
+// actionDrop removes an empty segment, its .log first.
+func (s *Store) dropEmptySegment(sp *segmentPlan) error {
 	if err := s.fs.Remove(sp.seg.path(format.LogExt)); err != nil {
 		return err
 	}
-	return s.recRemoveIndexes(sp.seg)
+	return s.removeSegmentIndexes(sp.seg)
 }
 
-// recCutTail saves the active segment's incomplete tail to quarantine and
-// cuts it in place (a tail -f reader may hold the file open).
-func (s *Store) recCutTail(p *recPlan, sp *recSegPlan) error {
+// cutIncompleteTail saves the active segment's incomplete tail to
+// quarantine and cuts it in place (a tail -f reader may hold the file
+// open).
+func (s *Store) cutIncompleteTail(p *partitionPlan, sp *segmentPlan) error {
 	sr := &p.rep.Segments[sp.rep]
 	f, err := s.fs.OpenFile(sp.seg.path(format.LogExt), os.O_RDWR, 0)
 	if err != nil {
@@ -71,7 +72,7 @@ func (s *Store) recCutTail(p *recPlan, sp *recSegPlan) error {
 	c := sr.Cut
 	q, err := s.quarantine(p.topic, p.part, f, c.From, c.To, c.Offset, c.Reason)
 	if err != nil {
-		if recNoSpace(err) {
+		if isNoSpace(err) {
 			return fmt.Errorf("%w: the disk is too full to save the %d bytes of the incomplete record at byte %d of %s; nothing was cut (free some space and run recover again)",
 				err, c.To-c.From, c.From, f.Name())
 		}
@@ -84,14 +85,14 @@ func (s *Store) recCutTail(p *recPlan, sp *recSegPlan) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	return s.recFixIndexes(sp, f.Name())
+	return s.repairIndexes(sp, f.Name())
 }
 
-// recRename gives a misnamed segment its first record's name: indexes for
+// actionRename gives a misnamed segment its first record's name: indexes for
 // the new name first, then the .log renamed, then the old indexes
 // removed. A crash between leaves only orphan indexes, which the next
 // recover removes.
-func (s *Store) recRename(sp *recSegPlan) error {
+func (s *Store) renameMisnamed(sp *segmentPlan) error {
 	r := sp.scan.runs[1]
 	to := segment{dir: sp.seg.dir, base: r.first}
 	src, err := fsx.OpenRead(sp.seg.path(format.LogExt))
@@ -99,17 +100,17 @@ func (s *Store) recRename(sp *recSegPlan) error {
 		return err
 	}
 	defer src.Close()
-	if err := s.recWriteIndexes(osFile{File: src}, r, sp.interval, to); err != nil {
+	if err := s.writeIndexes(osFile{File: src}, r, sp.interval, to); err != nil {
 		return err
 	}
 	if err := s.fs.Rename(sp.seg.path(format.LogExt), to.path(format.LogExt), true); err != nil {
 		return fmt.Errorf("rename %s: %w", sp.seg.path(format.LogExt), err)
 	}
-	return s.recRemoveIndexes(sp.seg)
+	return s.removeSegmentIndexes(sp.seg)
 }
 
-// recRemoveIndexes removes a segment's index files, once its .log is gone.
-func (s *Store) recRemoveIndexes(seg segment) error {
+// removeSegmentIndexes removes a segment's index files, once its .log is gone.
+func (s *Store) removeSegmentIndexes(seg segment) error {
 	for _, ext := range []string{format.IndexExt, format.TimeIndexExt} {
 		if err := s.fs.Remove(seg.path(ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -118,7 +119,7 @@ func (s *Store) recRemoveIndexes(seg segment) error {
 	return s.fs.SyncDir(seg.dir)
 }
 
-// recNoSpace tells a full disk (or quota).
-func recNoSpace(err error) bool {
+// isNoSpace tells a full disk (or quota).
+func isNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

@@ -14,45 +14,45 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// recAction is what the plan does to a segment's .log.
-type recAction int
+// segmentAction is what the plan does to a segment's .log.
+type segmentAction int
 
 const (
-	recNone   recAction = iota // the .log is fine; its indexes may still need work
-	recTail                    // cut the active segment's incomplete tail
-	recSplit                   // salvage: rescued runs become segments, the damage is cut
-	recRename                  // a misnamed segment takes its first record's name
-	recLeave                   // damage left in place (a problem)
-	recDrop                    // an empty segment named below its floor is removed
+	actionNone    segmentAction = iota // the .log is fine; its indexes may still need work
+	actionCutTail                      // cut the active segment's incomplete tail
+	actionSplit                        // salvage: rescued runs become segments, the damage is cut
+	actionRename                       // a misnamed segment takes its first record's name
+	actionLeave                        // damage left in place (a problem)
+	actionDrop                         // an empty segment named below its floor is removed
 )
 
-// recRun is a stretch of valid records with contiguous offsets.
-type recRun struct {
+// validRun is a stretch of valid records with contiguous offsets.
+type validRun struct {
 	pos, end    int64
 	first, next uint64
 }
 
-// recDamage is a stretch where no valid record starts: after a run, up to
+// damageSpan is a stretch where no valid record starts: after a run, up to
 // the next run or the end of the file.
-type recDamage struct {
+type damageSpan struct {
 	pos, end int64
 	offset   uint64 // the offset expected at pos
 	reason   error
 	d        *segfile.Damage
 }
 
-// recScan is a segment's .log, scanned whole: runs[0] starts at byte 0
+// segmentScan is a segment's .log, scanned whole: runs[0] starts at byte 0
 // with the segment's base offset (and may be empty); damage[i] follows
 // runs[i].
-type recScan struct {
+type segmentScan struct {
 	size   int64
-	runs   []recRun
-	damage []recDamage
+	runs   []validRun
+	damage []damageSpan
 }
 
-func (sc *recScan) last() recRun { return sc.runs[len(sc.runs)-1] }
+func (sc *segmentScan) last() validRun { return sc.runs[len(sc.runs)-1] }
 
-func (sc *recScan) records() (n uint64, bytes int64) {
+func (sc *segmentScan) records() (n uint64, bytes int64) {
 	for _, r := range sc.runs {
 		n += r.next - r.first
 		bytes += r.end - r.pos
@@ -60,43 +60,43 @@ func (sc *recScan) records() (n uint64, bytes int64) {
 	return n, bytes
 }
 
-// recSegPlan is what the plan does to one segment.
-type recSegPlan struct {
+// segmentPlan is what the plan does to one segment.
+type segmentPlan struct {
 	seg      segment
 	active   bool
 	floor    uint64 // where the segment before ends: offsets below are its
 	interval int
-	scan     recScan
+	scan     segmentScan
 	idx      recIndexCheck // expected entries of runs[0] against the .index
 	tidx     recIndexCheck // and the .timeindex
-	action   recAction
+	action   segmentAction
 	present  []bool // per run: for runs[1:], already a segment of its own
 	// waitsFor are the later segments (indexes into the plan's) named
 	// below where runs[1:] end, but those an interrupted split made of
 	// them: their records there are below their floor, and a split waits
 	// until they are gone from those names.
 	waitsFor []int
-	tailGap  *recTailGap // after the last run of a split, when a segment follows
-	gaps     []int       // the gaps it leaves, as indexes into the report's
-	rep      int         // its entry in the report
+	tailGap  *splitTailGap // after the last run of a split, when a segment follows
+	gaps     []int         // the gaps it leaves, as indexes into the report's
+	rep      int           // its entry in the report
 	// kept: runs[0] is empty and runs[kept] starts at the segment's base
 	// offset, so it replaces the segment's contents instead of becoming
 	// a segment of its own (0: none does).
 	kept int
-	prog *recProgress // nil: no progress reports
+	prog *scanProgress // nil: no progress reports
 }
 
-// recPlan is a partition's plan.
-type recPlan struct {
+// partitionPlan is a partition's plan.
+type partitionPlan struct {
 	topic string
 	part  int
 	dir   string
 	rep   RecoverReport
-	segs  []*recSegPlan
+	segs  []*segmentPlan
 }
 
 // plan scans every segment and decides what to do with it.
-func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
+func (p *partitionPlan) plan(storedInterval int, opts RecoverOptions) error {
 	segs, err := listSegments(p.dir)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	if len(segs) == 0 {
 		return nil
 	}
-	intervals, err := recIntervals(segs, storedInterval)
+	intervals, err := segmentIntervals(segs, storedInterval)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 	}
 	p.rep.Next = e.Next
 	// A split waits for the later segments holding offsets of its rescued
-	// runs to give them up (recExecute carries those out first). One that
+	// runs to give them up (executePlan carries those out first). One that
 	// keeps them leaves the split's damage in place: the plan is made
 	// again with it stuck, which only such a segment's damage left in
 	// place, unsalvaged, can cause.
@@ -127,7 +127,7 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 		}
 		again := false
 		for _, sp := range p.segs {
-			if sp.action != recSplit || stuck[sp.seg.base] != nil {
+			if sp.action != actionSplit || stuck[sp.seg.base] != nil {
 				continue
 			}
 			for _, k := range sp.waitsFor {
@@ -156,13 +156,13 @@ func (p *recPlan) plan(storedInterval int, opts RecoverOptions) error {
 
 // vacates reports whether the plan takes every record of segment sp out
 // of its name: it is removed, or renamed.
-func (p *recPlan) vacates(sp *recSegPlan) bool {
-	return sp.action == recRename || p.rep.Segments[sp.rep].Removed
+func (p *partitionPlan) vacates(sp *segmentPlan) bool {
+	return sp.action == actionRename || p.rep.Segments[sp.rep].Removed
 }
 
 // next is the partition's next offset once the plan is carried out:
 // where the highest run of valid records it keeps ends.
-func (p *recPlan) next() uint64 {
+func (p *partitionPlan) next() uint64 {
 	var next uint64
 	for _, sp := range p.segs {
 		next = max(next, sp.scan.last().next)
@@ -172,7 +172,7 @@ func (p *recPlan) next() uint64 {
 
 // planSegments makes the plan for every segment, those in stuck leaving
 // their damage in place with that problem.
-func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64]error, opts RecoverOptions) error {
+func (p *partitionPlan) planSegments(segs []segment, intervals []int, stuck map[uint64]error, opts RecoverOptions) error {
 	p.segs, p.rep.Segments, p.rep.Gaps, p.rep.Problems = nil, nil, nil, nil
 	bases := map[uint64]bool{}
 	for _, seg := range segs {
@@ -184,7 +184,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 	// before it once the split is finished, whatever the runs after it.
 	made := map[uint64]bool{}
 	for i, seg := range segs {
-		sp := &recSegPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
+		sp := &segmentPlan{seg: seg, active: i == len(segs)-1, interval: intervals[i], prog: opts.prog}
 		floor := prevNext
 		if made[seg.base] {
 			floor = min(floor, seg.base)
@@ -202,13 +202,13 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 		case sc.size == 0 && seg.base < sp.floor:
 			// Empty and named below where the segments before end: in the
 			// way of the next append, and nothing to cut.
-			sp.action = recDrop
+			sp.action = actionDrop
 		case !middle && !trailing:
-			sp.action = recNone
+			sp.action = actionNone
 		case sp.active && !middle && sc.damage[0].d.Class == segfile.Incomplete:
-			sp.action = recTail
+			sp.action = actionCutTail
 		default:
-			sp.action = recLeave
+			sp.action = actionLeave
 			conflict, err := sp.checkRescued(segs, i, bases)
 			if err != nil {
 				return err
@@ -224,9 +224,9 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 			case conflict != nil:
 				sr.Problem = conflict
 			case sp.misnamedOnly():
-				sp.action = recRename
+				sp.action = actionRename
 			case opts.Salvage || slices.Contains(sp.present, true):
-				sp.action = recSplit
+				sp.action = actionSplit
 				sr.Finished = slices.Contains(sp.present, true)
 			default:
 				sr.Problem = corruption(sc.damage[0].d)
@@ -236,24 +236,24 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 			p.rep.Problems = append(p.rep.Problems, sr.Problem)
 		}
 		left = nil
-		if sp.action == recLeave && (opts.Salvage || !errors.As(sr.Problem, new(*CorruptionError))) {
+		if sp.action == actionLeave && (opts.Salvage || !errors.As(sr.Problem, new(*CorruptionError))) {
 			// Damage left in place that salvage would not cut: what
 			// overlaps it stays too.
 			left = &sp.seg
 		}
 		switch {
-		case sp.action == recLeave:
+		case sp.action == actionLeave:
 			sr.Records, sr.ValidBytes = sc.records()
 			sr.Index, sr.TimeIndex = IndexLeft, IndexLeft
-		case sp.action == recSplit && sp.kept > 0, sp.action == recRename:
+		case sp.action == actionSplit && sp.kept > 0, sp.action == actionRename:
 			r := sc.runs[max(sp.kept, 1)]
 			sr.Records, sr.ValidBytes = r.next-r.first, r.end-r.pos
 			sr.Index, sr.TimeIndex = IndexRebuilt, IndexRebuilt
-			if sp.action == recRename {
+			if sp.action == actionRename {
 				sr.RenamedTo = format.SegmentName(r.first, format.LogExt)
 			}
-		case sp.action == recDrop,
-			sp.action == recSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1 || seg.base < sp.floor):
+		case sp.action == actionDrop,
+			sp.action == actionSplit && run0.end == 0 && (len(sc.runs) > 1 || i < len(segs)-1 || seg.base < sp.floor):
 			// Nothing valid at the segment's name, and a segment follows
 			// it or the segments before end above its name: an empty
 			// segment there would only be in the way.
@@ -264,11 +264,11 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 			sr.Index, sr.TimeIndex = sp.idx.action(), sp.tidx.action()
 		}
 		switch sp.action {
-		case recTail:
+		case actionCutTail:
 			d := sc.damage[0]
 			sr.Cut = &RecoverCut{From: d.pos, To: sc.size, Offset: d.offset,
 				Reason: "incomplete record at the end of the active segment (" + d.reason.Error() + "), cut by recover"}
-		case recSplit:
+		case actionSplit:
 			// The offset expected where the cut begins, as readers report
 			// it: above the segment's name when its first records overlap
 			// the segments before.
@@ -277,7 +277,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 		sp.rep = len(p.rep.Segments)
 		p.rep.Segments = append(p.rep.Segments, sr)
 		switch sp.action {
-		case recSplit:
+		case actionSplit:
 			p.planSplit(sp, segs, i)
 			for j, r := range sc.runs {
 				if sp.present[j] {
@@ -285,7 +285,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 				}
 			}
 			prevNext = max(prevNext, sc.last().next)
-		case recLeave, recRename:
+		case actionLeave, actionRename:
 			prevNext = max(prevNext, sc.last().next)
 		default:
 			prevNext = max(prevNext, run0.next)
@@ -298,7 +298,7 @@ func (p *recPlan) planSegments(segs []segment, intervals []int, stuck map[uint64
 
 // planSplit adds to the report the segments a split makes and the gaps it
 // leaves, and describes the cut.
-func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
+func (p *partitionPlan) planSplit(sp *segmentPlan, segs []segment, i int) {
 	sc := &sp.scan
 	sr := &p.rep.Segments[sp.rep]
 	d0 := sc.damage[0]
@@ -336,7 +336,7 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 		}
 		for k := i + 1; k < len(segs); k++ {
 			if segs[k].base >= sc.last().next {
-				sp.tailGap = &recTailGap{from: from, next: k, d: d}
+				sp.tailGap = &splitTailGap{from: from, next: k, d: d}
 				break
 			}
 		}
@@ -344,18 +344,18 @@ func (p *recPlan) planSplit(sp *recSegPlan, segs []segment, i int) {
 	p.rep.Segments = append(p.rep.Segments, made...)
 }
 
-// recTailGap is the gap a split leaves after its last run, up to where
+// splitTailGap is the gap a split leaves after its last run, up to where
 // the records of segment next (an index into the plan's) start.
-type recTailGap struct {
+type splitTailGap struct {
 	from uint64
 	next int
-	d    recDamage
+	d    damageSpan
 }
 
 // planTailGaps adds the gaps splits leave after their last runs: up to
 // the next segment's base, or its first valid record below that (it is
 // misnamed).
-func (p *recPlan) planTailGaps() {
+func (p *partitionPlan) planTailGaps() {
 	for _, sp := range p.segs {
 		if t := sp.tailGap; t != nil {
 			next := p.segs[t.next]
@@ -372,7 +372,7 @@ func (p *recPlan) planTailGaps() {
 }
 
 // addGap records offsets [from, to) as lost to damage d of sp's segment.
-func (p *recPlan) addGap(sp *recSegPlan, from, to uint64, d recDamage) {
+func (p *partitionPlan) addGap(sp *segmentPlan, from, to uint64, d damageSpan) {
 	if to <= from {
 		return
 	}
@@ -387,7 +387,7 @@ func (p *recPlan) addGap(sp *recSegPlan, from, to uint64, d recDamage) {
 // can become one. A later segment named below where the runs end (but for
 // those they already are) holds records readers take for overlap there:
 // the split waits for it to give up its name (waitsFor).
-func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bool) (conflict, err error) {
+func (sp *segmentPlan) checkRescued(segs []segment, self int, bases map[uint64]bool) (conflict, err error) {
 	sc := &sp.scan
 	sp.present = make([]bool, len(sc.runs))
 	for j, r := range sc.runs {
@@ -415,7 +415,7 @@ func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bo
 		}
 		if bases[r.first] {
 			other := segment{dir: sp.seg.dir, base: r.first}
-			same, err := recSamePrefix(sp.seg.path(format.LogExt), r.pos, r.end, other.path(format.LogExt))
+			same, err := fileStartsWith(sp.seg.path(format.LogExt), r.pos, r.end, other.path(format.LogExt))
 			if err != nil {
 				return nil, err
 			}
@@ -432,7 +432,7 @@ func (sp *recSegPlan) checkRescued(segs []segment, self int, bases map[uint64]bo
 
 // presentAt reports whether the segment named base is one of the runs,
 // made by an interrupted split.
-func (sp *recSegPlan) presentAt(base uint64) bool {
+func (sp *segmentPlan) presentAt(base uint64) bool {
 	for j, r := range sp.scan.runs {
 		if sp.present[j] && r.first == base {
 			return true
@@ -445,7 +445,7 @@ func (sp *recSegPlan) presentAt(base uint64) bool {
 // records are valid from its first byte to its last, and the offsets
 // between its name and its first record are no loss (they are the segment
 // before's, or above the first record).
-func (sp *recSegPlan) misnamedOnly() bool {
+func (sp *segmentPlan) misnamedOnly() bool {
 	sc := &sp.scan
 	if len(sc.runs) != 2 || sp.present[1] {
 		return false
@@ -454,9 +454,9 @@ func (sp *recSegPlan) misnamedOnly() bool {
 	return d.d.Misnamed() && r.pos == 0 && r.end == sc.size && r.first <= max(sc.runs[0].next, d.offset, sp.floor)
 }
 
-// recSamePrefix reports whether the file at path starts with bytes
+// fileStartsWith reports whether the file at path starts with bytes
 // [from, to) of src.
-func recSamePrefix(src string, from, to int64, path string) (bool, error) {
+func fileStartsWith(src string, from, to int64, path string) (bool, error) {
 	a, err := fsx.OpenRead(src)
 	if err != nil {
 		return false, err
@@ -491,7 +491,7 @@ func recSamePrefix(src string, from, to int64, path string) (bool, error) {
 // and the damage between them, by the one rule (segfile), offsets below
 // floor being the segments' before it; it compares the index entries a
 // writer would have written for runs[0] with the index files as it goes.
-func (sp *recSegPlan) scanSegment(floor uint64) error {
+func (sp *segmentPlan) scanSegment(floor uint64) error {
 	seg := sp.seg
 	sp.floor = floor
 	f, err := fsx.OpenRead(seg.path(format.LogExt))
@@ -514,8 +514,8 @@ func (sp *recSegPlan) scanSegment(floor uint64) error {
 		return err
 	}
 	defer scn.Close()
-	sc := recScan{size: scn.Limit()}
-	run := recRun{first: scn.NextOffset(), next: scn.NextOffset()}
+	sc := segmentScan{size: scn.Limit()}
+	run := validRun{first: scn.NextOffset(), next: scn.NextOffset()}
 	var ebuf []byte
 	for {
 		for scn.Next() {
@@ -538,11 +538,11 @@ func (sp *recSegPlan) scanSegment(floor uint64) error {
 		if d == nil {
 			break
 		}
-		sc.damage = append(sc.damage, recDamage{pos: d.Pos, end: d.End, offset: d.Offset, reason: d.Reason, d: d})
+		sc.damage = append(sc.damage, damageSpan{pos: d.Pos, end: d.End, offset: d.Offset, reason: d.Reason, d: d})
 		if !scn.Resume() {
 			break
 		}
-		run = recRun{pos: d.End, first: d.ResumeOffset, next: d.ResumeOffset}
+		run = validRun{pos: d.End, first: d.ResumeOffset, next: d.ResumeOffset}
 	}
 	sp.scan = sc
 	sp.prog.add(sc.size)

@@ -14,10 +14,10 @@ import (
 	"github.com/seglog/seglog/format"
 )
 
-// recSplit carries out a salvage split of a segment: the original to
+// actionSplit carries out a salvage split of a segment: the original to
 // quarantine, the rescued runs into segments of their own, the gaps
 // recorded, and only then the damage cut off.
-func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
+func (s *Store) splitSegment(p *partitionPlan, sp *segmentPlan) error {
 	sr := &p.rep.Segments[sp.rep]
 	sc := &sp.scan
 	logPath := sp.seg.path(format.LogExt)
@@ -28,10 +28,10 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 	defer f.Close()
 	c := sr.Cut
 	q, err := s.quarantine(p.topic, p.part, f, 0, sc.size, sp.seg.base, c.Reason)
-	if err != nil && recNoSpace(err) {
+	if err != nil && isNoSpace(err) {
 		// Too full to copy: keep the original by a second name, and
 		// replace the segment rather than cut its (shared) bytes.
-		q, err = s.recQuarantineLink(p.topic, p.part, logPath, sc.size, sp.seg.base, c.Reason)
+		q, err = s.quarantineByLink(p.topic, p.part, logPath, sc.size, sp.seg.base, c.Reason)
 		c.Linked = err == nil
 	}
 	if err != nil {
@@ -50,14 +50,14 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		if j == 0 || sp.present[j] || j == sp.kept {
 			continue
 		}
-		if _, err := s.recWriteSegment(f, r, sp.interval, p.dir, false); err != nil {
+		if _, err := s.writeRescuedSegment(f, r, sp.interval, p.dir, false); err != nil {
 			return undo(err)
 		}
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	for _, gi := range sp.gaps {
 		p.rep.Gaps[gi].Time = now
-		if err := s.recRecordGap(p.dir, p.rep.Gaps[gi]); err != nil {
+		if err := s.recordGapOnce(p.dir, p.rep.Gaps[gi]); err != nil {
 			return undo(err)
 		}
 	}
@@ -65,7 +65,7 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		// The cut: the segment's files replaced by ones holding only the
 		// rescued run. Once its .log is renamed, the original lives on in
 		// quarantine only (a hard link there is now its only name).
-		if replaced, err := s.recWriteSegment(f, sc.runs[sp.kept], sp.interval, p.dir, true); err != nil {
+		if replaced, err := s.writeRescuedSegment(f, sc.runs[sp.kept], sp.interval, p.dir, true); err != nil {
 			if replaced {
 				return err
 			}
@@ -79,11 +79,11 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 		if err := s.fs.Remove(logPath); err != nil {
 			return undo(err)
 		}
-		return s.recRemoveIndexes(sp.seg)
+		return s.removeSegmentIndexes(sp.seg)
 	}
 	end := sc.runs[0].end
 	if c.Linked {
-		if replaced, err := s.recReplaceLog(f, logPath, end); err != nil {
+		if replaced, err := s.replaceLogByPrefix(f, logPath, end); err != nil {
 			if replaced {
 				return err // the link is now the original's only name
 			}
@@ -97,12 +97,12 @@ func (s *Store) recSplit(p *recPlan, sp *recSegPlan) error {
 			return err
 		}
 	}
-	return s.recFixIndexes(sp, logPath)
+	return s.repairIndexes(sp, logPath)
 }
 
-// recQuarantineLink saves a whole segment to quarantine as a hard link, for
+// quarantineByLink saves a whole segment to quarantine as a hard link, for
 // when the disk is too full for a copy, with the same note a copy gets.
-func (s *Store) recQuarantineLink(topic string, part int, src string, size int64, expected uint64, reason string) (string, error) {
+func (s *Store) quarantineByLink(topic string, part int, src string, size int64, expected uint64, reason string) (string, error) {
 	dir := filepath.Join(s.dir, QuarantineDir, topic, strconv.Itoa(part))
 	if err := s.mkdirAll(dir); err != nil {
 		return "", fmt.Errorf("quarantine: %w", err)
@@ -131,11 +131,11 @@ func (s *Store) recQuarantineLink(topic string, part int, src string, size int64
 	return data, nil
 }
 
-// recReplaceLog replaces the .log at path by a copy of its first end bytes:
-// temporary, fsync, rename, fsync of the directory. It is how a segment
-// whose file is hard-linked into quarantine is cut. replaced tells whether
+// replaceLogByPrefix replaces the .log at path by a copy of its first end
+// bytes: temporary, fsync, rename, fsync of the directory. It is how a
+// segment whose file is hard-linked into quarantine is cut. replaced tells whether
 // the rename was made.
-func (s *Store) recReplaceLog(src file, path string, end int64) (replaced bool, err error) {
+func (s *Store) replaceLogByPrefix(src file, path string, end int64) (replaced bool, err error) {
 	return s.writeFileDurably(path, false, func(f file) error {
 		w := bufio.NewWriterSize(f, 256<<10)
 		if _, err := io.Copy(w, io.NewSectionReader(src, 0, end)); err != nil {
@@ -145,13 +145,13 @@ func (s *Store) recReplaceLog(src file, path string, end int64) (replaced bool, 
 	})
 }
 
-// recWriteSegment makes a segment of a run of records of src: its three
+// writeRescuedSegment makes a segment of a run of records of src: its three
 // files written under temporary names, synced, and renamed into place, the
 // .log last, then the directory synced. With replace, the segment exists
 // (src is its .log) and its files are replaced, the .log first: a crash
 // before that rename leaves it whole, one after it a clean .log whose
 // indexes at worst are stale. replaced tells whether the .log was renamed.
-func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string, replace bool) (replaced bool, err error) {
+func (s *Store) writeRescuedSegment(src file, r validRun, interval int, dir string, replace bool) (replaced bool, err error) {
 	seg := segment{dir: dir, base: r.first}
 	exts := []string{format.IndexExt, format.TimeIndexExt, format.LogExt}
 	renames := exts
@@ -209,9 +209,9 @@ func (s *Store) recWriteSegment(src file, r recRun, interval int, dir string, re
 	return replaced, s.fs.SyncDir(dir)
 }
 
-// recRecordGap records a gap unless the same range is recorded already (a
+// recordGapOnce records a gap unless the same range is recorded already (a
 // re-run finishing an interrupted split).
-func (s *Store) recRecordGap(dir string, g Gap) error {
+func (s *Store) recordGapOnce(dir string, g Gap) error {
 	gaps, err := ReadGaps(dir)
 	if err != nil {
 		return err
