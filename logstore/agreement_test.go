@@ -620,7 +620,7 @@ func checkDryRun(a *agreement, src string, first *agreeDamage) {
 		}
 		root := agreeCopy(tb, src)
 		before := readTree(tb, root)
-		rep, err := logstore.Open(root).Recover(agreeTopic, 0, logstore.RecoverOptions{DryRun: true, Salvage: salvage})
+		rep, err := logstore.RecoverOne(logstore.Open(root), agreeTopic, 0, logstore.RecoverOptions{DryRun: true, Salvage: salvage})
 		if err != nil {
 			a.check(view, false, "%v", err)
 			continue
@@ -675,7 +675,7 @@ func checkSalvage(a *agreement, src string, ref agreeRead, next uint64, before a
 	s := logstore.Open(root)
 	pdir := s.PartitionDir(agreeTopic, 0)
 	orig := readTree(tb, pdir)
-	rep, err := s.Recover(agreeTopic, 0, logstore.RecoverOptions{Salvage: true})
+	rep, err := logstore.RecoverOne(s, agreeTopic, 0, logstore.RecoverOptions{Salvage: true})
 	if err != nil {
 		a.check(view, false, "%v", err)
 		return
@@ -1121,7 +1121,7 @@ func FuzzAgreement(f *testing.F) {
 		checkAgreement(a, src, nil)
 
 		root := agreeCopy(t, src)
-		if _, err := logstore.Open(root).Recover(agreeTopic, 0, logstore.RecoverOptions{Salvage: true}); err != nil {
+		if _, err := logstore.RecoverOne(logstore.Open(root), agreeTopic, 0, logstore.RecoverOptions{Salvage: true}); err != nil {
 			t.Fatalf("recover --salvage: %v", err)
 		}
 		after := map[uint64]bool{}

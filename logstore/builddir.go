@@ -42,7 +42,7 @@ func buildRoots(dir, topic string) []string {
 			continue
 		}
 		if topic != "" && topic != "*" {
-			if t, ok := recTempTopic(e.Name(), buildPrefix); !ok || t != topic[:min(len(topic), 200)] {
+			if t, ok := tempDirTopic(e.Name(), buildPrefix); !ok || t != topic[:min(len(topic), 200)] {
 				continue
 			}
 		}

@@ -135,7 +135,7 @@ func (src *copySource) plan(topicDir string) error {
 			return fmt.Errorf("%w: %s: %v; %s", ErrInvalidGaps, gaps, err, gapsAdvice)
 		}
 	}
-	intervals, err := recIntervals(segs, 0)
+	intervals, err := segmentIntervals(segs, 0)
 	if err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*
 	}
 	// What interrupted copies into the topic left goes first: a topic an
 	// older seglog began and never gave a partition is still ours to make.
-	_, _, _ = s.recHalfMadeLocked(b.topicDir, false)
+	_, _, _ = s.halfMadeLeftoverLocked(b.topicDir, false)
 	switch fi, err := os.Stat(b.topicDir); {
 	case errors.Is(err, fs.ErrNotExist):
 		b.newTopic = true

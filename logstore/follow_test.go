@@ -604,7 +604,7 @@ func TestFollowRecoverCutsTornTail(t *testing.T) {
 		ftAppendFile(t, log, torn)
 		ftNothing(t, f, 50*time.Millisecond)
 
-		rep, err := s.Recover("t", 0, RecoverOptions{})
+		rep, err := s.recoverOne("t", 0, RecoverOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,7 +155,7 @@ func FuzzScanSegment(f *testing.F) {
 		var rep RecoverReport
 		allocs("recover --salvage", func() {
 			var err error
-			rep, err = s.Recover("t", 0, RecoverOptions{Salvage: true})
+			rep, err = s.recoverOne("t", 0, RecoverOptions{Salvage: true})
 			if err != nil {
 				t.Fatalf("recover --salvage: %v", err)
 			}

@@ -1,0 +1,5 @@
+package logstore
+
+// RecoverOne lets the package's external tests recover one partition the
+// way its own tests do.
+var RecoverOne = (*Store).recoverOne
