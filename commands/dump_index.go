@@ -712,7 +712,7 @@ func (w *indexEntryWriter) writeJSON(e logstore.IndexEntryInfo) error {
 	}
 	if w.verify {
 		b = append(b, `,"verdict":"`...)
-		b = append(b, e.Verdict.Code()...)
+		b = append(b, logstore.VerdictKind(e.Verdict)...)
 		b = append(b, '"')
 		if e.Verdict != logstore.VerdictOK {
 			b = append(b, `,"detail":`...)
@@ -763,7 +763,7 @@ func writeDumpIndexSummaryJSON(out io.Writer, s *logstore.IndexSummary) error {
 	if s.Verified {
 		j.Verdicts = map[string]int64{}
 		for _, v := range s.Verdicts() {
-			j.Verdicts[v.Code()] = s.Count(v)
+			j.Verdicts[string(logstore.VerdictKind(v))] += s.Count(v)
 		}
 		wrong, damaged := s.Wrong(), s.Damaged()
 		j.Wrong, j.Damaged = &wrong, &damaged
@@ -787,7 +787,7 @@ func writeDumpIndexTotalJSON(out io.Writer, t *dumpIndexTotals) error {
 	j := dumpIndexTotalJSON{Type: "total", Files: t.files, MissingFiles: t.missing, PartialFiles: t.partial,
 		Entries: t.entries, Verdicts: map[string]int64{}, Wrong: t.wrong, Damaged: t.damaged}
 	for v, n := range t.counts {
-		j.Verdicts[v.Code()] = n
+		j.Verdicts[string(logstore.VerdictKind(v))] += n
 	}
 	return writeJSONLine(out, j)
 }

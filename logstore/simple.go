@@ -653,15 +653,20 @@ func (c SimpleEntryClass) String() string {
 	return "class(" + strconv.Itoa(int(c)) + ")"
 }
 
-// Code is the class as --json prints it.
-func (c SimpleEntryClass) Code() string {
+// Kind is the finding kind naming the class: what dump-index --json
+// prints, and what verify-crc calls the same entry.
+func (c SimpleEntryClass) Kind() FindingKind {
 	switch c {
+	case SimpleEntryReal:
+		return FindingOK
 	case SimpleEntryPadding:
-		return "padding"
+		return FindingIndexPadding
 	case SimpleEntryPastEnd:
-		return "past-store-end"
+		return FindingIndexStale
+	case SimpleEntryWrong:
+		return FindingIndexMismatch
 	}
-	return c.String()
+	return FindingKind(c.String())
 }
 
 // SimpleIndexEntryInfo is one classified .index entry, or a run of zero
@@ -892,13 +897,6 @@ func (c *SimpleSegmentCheck) classify(sc *simpleCursor, i int64, e format.Simple
 	return info, nil
 }
 
-// FindingIndexPadding: a simple .index ending in zero entries: its writer
-// did not close it cleanly. Note.
-const FindingIndexPadding FindingKind = "index-padding"
-
-// FindingOrphanIndex: a simple .index without its .store. Problem.
-const FindingOrphanIndex FindingKind = "orphan-index"
-
 // Verify checks every segment of the simple log: the framing of every
 // record from each store's first byte, that segments follow on from each
 // other, the tail of the last store, and every index entry (see
@@ -940,12 +938,12 @@ func (l *SimpleLog) Verify(name string, finding func(Finding) error) (VerifyRepo
 			pos, off := e.Entry*format.SimpleIndexEntryLen, int64(seg.Base)+e.Entry
 			switch e.Class {
 			case SimpleEntryPadding:
-				return add(SeverityNote, FindingIndexPadding, seg.Index, pos, off, fmt.Sprintf("entries %d..%d: zero padding (%d %s): the index was not closed cleanly",
+				return add(SeverityNote, e.Class.Kind(), seg.Index, pos, off, fmt.Sprintf("entries %d..%d: zero padding (%d %s): the index was not closed cleanly",
 					e.Entry, e.Entry+e.Count-1, e.Count, plural(e.Count != 1, "entry", "entries")))
 			case SimpleEntryPastEnd:
-				return add(SeverityNote, FindingIndexStale, seg.Index, pos, off, fmt.Sprintf("entry %d points at byte %d, past the store's end: %s (lost from the store's buffer in a crash)", e.Entry, e.Pos, e.Why))
+				return add(SeverityNote, e.Class.Kind(), seg.Index, pos, off, fmt.Sprintf("entry %d points at byte %d, past the store's end: %s (lost from the store's buffer in a crash)", e.Entry, e.Pos, e.Why))
 			case SimpleEntryWrong:
-				return add(SeverityProblem, FindingIndexMismatch, seg.Index, pos, off, fmt.Sprintf("entry %d (offset %d, byte %d) is wrong: %s", e.Entry, e.RelOffset, e.Pos, e.Why))
+				return add(SeverityProblem, e.Class.Kind(), seg.Index, pos, off, fmt.Sprintf("entry %d (offset %d, byte %d) is wrong: %s", e.Entry, e.RelOffset, e.Pos, e.Why))
 			}
 			return nil
 		})

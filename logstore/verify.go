@@ -21,103 +21,6 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// Severity says how much a verify finding matters (docs/cli.md's exit-code
-// table decides which findings are problems).
-type Severity int
-
-const (
-	// SeverityProblem is data that is wrong: verify-crc exits 3.
-	SeverityProblem Severity = iota
-	// SeverityNote is worth knowing and not wrong: an index recover would
-	// rebuild, a record a live writer is still writing, timestamps going
-	// backwards.
-	SeverityNote
-	// SeverityKnown is an offset gap recorded in the partition's .gaps.json.
-	SeverityKnown
-)
-
-func (s Severity) String() string {
-	switch s {
-	case SeverityProblem:
-		return "problem"
-	case SeverityNote:
-		return "note"
-	case SeverityKnown:
-		return "known"
-	}
-	return "severity(" + strconv.Itoa(int(s)) + ")"
-}
-
-// FindingKind names what a finding is about. verify-crc --json prints
-// these names: they are part of the command-line contract.
-type FindingKind string
-
-// Kinds of findings, and their severity.
-const (
-	// FindingCorruptRecord: a record that does not check out where a valid
-	// one must be (docs/format.md §3). Problem.
-	FindingCorruptRecord FindingKind = "corrupt-record"
-	// FindingIncompleteTail: the active segment ends in a record that is
-	// incomplete (or zero bytes). A note while a writer holds the
-	// partition, else a problem.
-	FindingIncompleteTail FindingKind = "incomplete-tail"
-	// FindingOverlap: records of a segment whose offsets are below the
-	// end of the one before. Problem.
-	FindingOverlap FindingKind = "overlap"
-	// FindingMisnamed: a segment whose records are valid but whose first
-	// offset is not the one its name gives. Problem ('recover --salvage'
-	// renames it).
-	FindingMisnamed FindingKind = "misnamed-segment"
-	// FindingEmptyBelowFloor: a segment holding no record whose name is
-	// below where the segments before end: appends to it would take their
-	// offsets. Problem (recover removes it).
-	FindingEmptyBelowFloor FindingKind = "empty-segment-below-floor"
-	// FindingGap: offsets missing between two segments. Known when
-	// .gaps.json records them, else a problem.
-	FindingGap FindingKind = "gap"
-	// FindingIndexMismatch: an index entry that lies: the record at its
-	// position has another offset, or (time index) another timestamp, or
-	// no record of the segment has its offset. Problem.
-	FindingIndexMismatch FindingKind = "index-mismatch"
-	// FindingIndexNoRecord: an index entry pointing inside the log where
-	// no record starts. Problem.
-	FindingIndexNoRecord FindingKind = "index-no-record"
-	// FindingIndexOrder: index entries out of order. Problem.
-	FindingIndexOrder FindingKind = "index-order"
-	// FindingIndexStale: an entry past the end of the log or its valid
-	// records (left by a power loss). Note.
-	FindingIndexStale FindingKind = "index-stale"
-	// FindingIndexMissing: no index file. Note.
-	FindingIndexMissing FindingKind = "index-missing"
-	// FindingIndexShort: an index with fewer entries than the records
-	// need. Note.
-	FindingIndexShort FindingKind = "index-short"
-	// FindingIndexPartial: an index whose length is not a multiple of 16;
-	// the partial last entry is ignored. Note.
-	FindingIndexPartial FindingKind = "index-partial-entry"
-	// FindingTimeBackwards: a record older than the one before it
-	// (foreign writers stamp the wall clock). Note.
-	FindingTimeBackwards FindingKind = "timestamp-backwards"
-	// FindingKeyRouting: keyed records in a partition other than the one
-	// FNV-1a routing gives them: a hint at a flipped keylen, or data
-	// written with a fixed partition. Note.
-	FindingKeyRouting FindingKind = "key-routing"
-	// FindingNotRegular: an index file that is a symbolic link, a
-	// directory or another file that is not a regular one. Problem.
-	FindingNotRegular FindingKind = "not-regular-file"
-	// FindingSegmentGone: a segment deleted while it was being checked (a
-	// retention sweep). Note.
-	FindingSegmentGone FindingKind = "segment-gone"
-	// FindingNoSegments: a partition directory holding no segment. Note.
-	FindingNoSegments FindingKind = "no-segments"
-	// FindingMissingPartition: a partition directory missing below the
-	// topic's highest. Problem. (Found by whoever lists the topic.)
-	FindingMissingPartition FindingKind = "missing-partition"
-	// FindingGapsFile: the partition's .gaps.json cannot be parsed.
-	// Problem.
-	FindingGapsFile FindingKind = "gaps-file"
-)
-
 // Finding is one thing Verify found.
 type Finding struct {
 	Severity  Severity
@@ -705,8 +608,8 @@ func (s *verifyScan) finishIndexes() {
 	}
 	if s.backwards > 0 {
 		s.add(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: s.backFirstPos, Offset: int64(s.backFirstOff),
-			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %d, older than the record before it (%d); %s",
-				s.backwards, s.backFirstOff, s.backFirstTS, s.backPrevTS, timeSearchLimit)})
+			Reason: fmt.Sprintf("timestamps go backwards %d times in this segment; first: offset %d has %s, older than the record before it (%s); %s",
+				s.backwards, s.backFirstOff, reasonTime(s.backFirstTS), reasonTime(s.backPrevTS), timeSearchLimit)})
 	}
 }
 
@@ -842,11 +745,11 @@ func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
 	case segfile.VerdictOK, segfile.VerdictBackwards, segfile.VerdictCorruptRecord, segfile.VerdictUnchecked:
 		return nil // the common case: no words to make
 	}
-	f := Finding{Severity: SeverityProblem, Pos: e.Entry * format.IndexEntryLen, Offset: int64(e.Offset)}
+	f := Finding{Severity: SeverityProblem, Kind: VerdictKind(e.Verdict), Pos: e.Entry * format.IndexEntryLen, Offset: int64(e.Offset)}
 	what := fmt.Sprintf("%s %d", x.name(), e.Entry)
 	switch e.Verdict {
 	case segfile.VerdictPastEnd:
-		f.Severity, f.Kind = SeverityNote, FindingIndexStale
+		f.Severity = SeverityNote
 		switch {
 		case x.time:
 			f.Reason = fmt.Sprintf("%s is for offset %d, past the segment's last valid record (next offset %d): stale after a power loss or in the incomplete tail; 'seglog recover' rebuilds the index",
@@ -858,20 +761,15 @@ func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
 				what, e.Offset, uint64(e.Value), x.logSize)
 		}
 	case segfile.VerdictWrongPosition:
-		f.Kind = FindingIndexMismatch
 		f.Reason = fmt.Sprintf("%s says offset %d is at byte %d, but the record there has offset %d", what, e.Offset, e.Value, e.FoundOffset)
 	case segfile.VerdictWrongTimestamp:
-		f.Kind = FindingIndexMismatch
-		f.Reason = fmt.Sprintf("%s says offset %d has timestamp %d, but the record's is %d", what, e.Offset, e.Value, e.FoundTimestamp)
+		f.Reason = fmt.Sprintf("%s says offset %d has timestamp %s, but the record's is %s", what, e.Offset, reasonRawTime(e.Value), reasonTime(e.FoundTimestamp))
 	case segfile.VerdictNoSuchOffset:
-		f.Kind = FindingIndexMismatch
 		f.Reason = fmt.Sprintf("%s is for offset %d, below the segment's base offset %d", what, e.Offset, e.Prev)
 	case segfile.VerdictNoRecord:
-		f.Kind = FindingIndexNoRecord
 		f.Reason = fmt.Sprintf("%s (offset %d) points at byte %d, inside the record at byte %d (offset %d): no record starts there",
 			what, e.Offset, e.Value, e.RecordPos, e.FoundOffset)
 	case segfile.VerdictOutOfOrder:
-		f.Kind = FindingIndexOrder
 		f.Reason = fmt.Sprintf("%s (%s) is out of order: not after the entry before it in order (offset %d), or after the one after it", what, x.show(e), e.Prev)
 	}
 	x.add(f)
@@ -880,7 +778,7 @@ func (x *verifyIndex) judged(e segfile.EntryVerdict) error {
 
 func (x *verifyIndex) show(e segfile.EntryVerdict) string {
 	if x.time {
-		return fmt.Sprintf("offset %d with timestamp %d", e.Offset, e.Value)
+		return fmt.Sprintf("offset %d with timestamp %s", e.Offset, reasonRawTime(e.Value))
 	}
 	return fmt.Sprintf("offset %d at byte %d", e.Offset, uint64(e.Value))
 }
@@ -1179,8 +1077,8 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 	}
 	if prev.records > 0 && res.records > 0 && res.firstTS < prev.lastTS {
 		return pe.send(Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Path: path, Pos: 0, Offset: int64(res.firstOff),
-			Reason: fmt.Sprintf("the segment's first record (offset %d) has timestamp %d, older than the last record of the segment before (%d)",
-				res.firstOff, res.firstTS, prev.lastTS)})
+			Reason: fmt.Sprintf("the segment's first record (offset %d) has timestamp %s, older than the last record of the segment before (%s)",
+				res.firstOff, reasonTime(res.firstTS), reasonTime(prev.lastTS))})
 	}
 	return nil
 }
