@@ -900,7 +900,26 @@ func cdocSeverities(t *testing.T, out string) {
 		if !strings.Contains(kinds.rows[i][1], f.Severity) {
 			t.Errorf("verify-crc found a %s of severity %s; ### Finding kinds says %q: %s", f.Kind, f.Severity, kinds.rows[i][1], line)
 		}
+		if by := kinds.rows[i][len(kinds.rows[i])-1]; !strings.Contains(by, "`verify-crc`") {
+			t.Errorf("verify-crc found a %s; ### Finding kinds says it is reported by %s: %s", f.Kind, by, line)
+		}
 	}
+}
+
+// cdocKindReporters is the "reported by" cell of kind's row of ### Finding
+// kinds.
+func cdocKindReporters(t *testing.T, kind string) string {
+	t.Helper()
+	tbs := cdocTablesUnder(cdocTables(t), "Finding kinds")
+	if len(tbs) != 1 || tbs[0].header[len(tbs[0].header)-1] != "reported by" {
+		t.Fatalf("%s: want one table under ### Finding kinds, its last column \"reported by\"", cdocFile)
+	}
+	for _, row := range tbs[0].rows {
+		if slices.Contains(cdocCodes(row[0]), kind) {
+			return row[len(row)-1]
+		}
+	}
+	return ""
 }
 
 // cdocConsts returns the values of the string constants of type typ
@@ -958,13 +977,22 @@ func TestCLIDocEnumerations(t *testing.T) {
 	for s := logstore.SeverityProblem; !strings.HasPrefix(s.String(), "severity("); s++ {
 		severities = append(severities, s.String())
 	}
-	var verdicts []string
+	kinds := cdocConsts(t, "FindingKind")
+	// dump-index's verdicts and the simple layout's classes are finding
+	// kinds, each in the table and said to be reported by dump-index.
+	var entryKinds []logstore.FindingKind
 	for _, v := range logstore.IndexVerdicts() {
-		verdicts = append(verdicts, v.Code())
+		entryKinds = append(entryKinds, logstore.VerdictKind(v))
 	}
-	var classes []string
 	for c := logstore.SimpleEntryReal; !strings.HasPrefix(c.String(), "class("); c++ {
-		classes = append(classes, c.Code())
+		entryKinds = append(entryKinds, c.Kind())
+	}
+	for _, k := range entryKinds {
+		if !slices.Contains(kinds, string(k)) {
+			t.Errorf("dump-index gives an entry the verdict %q, which is no finding kind", k)
+		} else if by := cdocKindReporters(t, string(k)); !strings.Contains(by, "`dump-index`") {
+			t.Errorf("%s, #finding-kinds: dump-index reports %q, but its row says it is reported by %s", cdocFile, k, by)
+		}
 	}
 	var sources []string
 	for _, s := range cdocConsts(t, "RuleSource") {
@@ -973,15 +1001,13 @@ func TestCLIDocEnumerations(t *testing.T) {
 		}
 	}
 	for slug, want := range map[string][]string{
-		"severities":                 severities,
-		"finding-kinds":              cdocConsts(t, "FindingKind"),
-		"index-verdicts":             verdicts,
-		"simple-index-entry-classes": classes,
-		"index-kinds":                {logstore.OffsetIndex.String(), logstore.TimeIndex.String()},
-		"index-actions":              cdocConsts(t, "IndexAction"),
-		"sweep-decisions":            cdocConsts(t, "SweepDecision"),
-		"sweep-reasons":              cdocConsts(t, "SweepReason"),
-		"rule-sources":               sources,
+		"severities":      severities,
+		"finding-kinds":   kinds,
+		"index-kinds":     {logstore.OffsetIndex.String(), logstore.TimeIndex.String()},
+		"index-actions":   cdocConsts(t, "IndexAction"),
+		"sweep-decisions": cdocConsts(t, "SweepDecision"),
+		"sweep-reasons":   cdocConsts(t, "SweepReason"),
+		"rule-sources":    sources,
 	} {
 		got := enums[slug]
 		for _, v := range want {

@@ -333,7 +333,7 @@ func TestDumpIndexJSON(t *testing.T) {
 	index, timeindex := ditSeg(dir, "t", 0, 0, ".index"), ditSeg(dir, "t", 0, 0, ".timeindex")
 	e := ls[7]
 	if e.Type != "entry" || e.File != index || e.Entry != 7 || e.Offset != 7 || e.Position == nil || *e.Position != uint64(pos[8]) ||
-		e.Verdict != "wrong_position" || e.FoundOffset == nil || *e.FoundOffset != 8 || e.RecordPosition == nil || *e.RecordPosition != pos[8] ||
+		e.Verdict != "index-mismatch" || e.FoundOffset == nil || *e.FoundOffset != 8 || e.RecordPosition == nil || *e.RecordPosition != pos[8] ||
 		e.Detail != "wrong position: offset 8 starts there" || e.Timestamp != nil {
 		t.Errorf("entry 7: %+v", e)
 	}
@@ -342,12 +342,12 @@ func TestDumpIndexJSON(t *testing.T) {
 	}
 	s := ls[1500]
 	if s.Type != "summary" || s.File != index || s.Kind != "index" || s.Entries != 1500 || !s.Verified ||
-		s.Verdicts["ok"] != 1499 || s.Verdicts["wrong_position"] != 1 || *s.Wrong != 1 || *s.Damaged != 0 {
+		s.Verdicts["ok"] != 1499 || s.Verdicts["index-mismatch"] != 1 || *s.Wrong != 1 || *s.Damaged != 0 {
 		t.Errorf("index summary: %+v", s)
 	}
 	e = ls[1501+9]
 	if e.File != timeindex || e.Offset != 5 || e.Timestamp == nil || *e.Timestamp != "2023-11-14T22:13:20.000005000Z" || *e.TimestampNS != ditT0+5000 ||
-		e.Verdict != "out_of_order" || e.PrevOffset == nil || *e.PrevOffset != 8 || e.Position != nil {
+		e.Verdict != "index-order" || e.PrevOffset == nil || *e.PrevOffset != 8 || e.Position != nil {
 		t.Errorf("time index entry 9: %+v", e)
 	}
 	if tot := ls[len(ls)-1]; tot.Type != "total" || tot.Files != 2 || tot.Entries != 3000 || tot.Verdicts["ok"] != 2998 || *tot.Wrong != 2 {
@@ -453,7 +453,7 @@ func TestDumpIndexNotes(t *testing.T) {
 	if m := ls[len(ls)-2]; m.Type != "summary" || !m.Missing || m.Kind != "timeindex" {
 		t.Errorf("missing file's summary: %+v", m)
 	}
-	if tot := ls[len(ls)-1]; tot.Type != "total" || tot.MissingFiles != 1 || tot.Verdicts["past_end"] != 2 || tot.Verdicts["timestamp_backwards"] != 1 || *tot.Wrong != 0 {
+	if tot := ls[len(ls)-1]; tot.Type != "total" || tot.MissingFiles != 1 || tot.Verdicts["index-stale"] != 2 || tot.Verdicts["timestamp-backwards"] != 1 || *tot.Wrong != 0 {
 		t.Errorf("total: %+v", tot)
 	}
 }
@@ -507,4 +507,100 @@ func TestDumpIndexVerdictText(t *testing.T) {
 			t.Errorf("%v: %q, want %q", tc.e.Verdict, got, tc.want)
 		}
 	}
+}
+
+// checkEntryNames maps each index entry verify-crc --json reports on (its
+// file and byte position in it) to the kind it gives; findings on a whole
+// file are left out.
+func checkEntryNames(t *testing.T, verifyOut string) map[string]string {
+	t.Helper()
+	kinds := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(verifyOut), "\n") {
+		var f struct {
+			Type, Kind, Path string
+			Pos              *int64
+		}
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		whole := f.Kind == string(logstore.FindingIndexPartial) || f.Kind == string(logstore.FindingIndexShort)
+		if f.Type == "finding" && f.Pos != nil && !whole && (strings.HasSuffix(f.Path, format.IndexExt) || strings.HasSuffix(f.Path, format.TimeIndexExt)) {
+			kinds[fmt.Sprintf("%s@%d", f.Path, *f.Pos)] = f.Kind
+		}
+	}
+	return kinds
+}
+
+// What dump-index says of an index entry and what verify-crc says of the
+// same entry is one name, in both layouts: the finding kinds of
+// docs/cli.md.
+func TestIndexEntryNamesAgree(t *testing.T) {
+	t.Run("seglog layout", func(t *testing.T) {
+		dir, pdir := cdocIndexTopic(t)
+		found := checkEntryNames(t, cdocRun(t, dir, "", 3, "verify-crc", "x", "--partition", "0", "--json").stdout)
+		compared := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(cdocRun(t, dir, "", 3, "dump-index", pdir, "--verify", "--json").stdout), "\n") {
+			var e struct {
+				Type, File, Verdict string
+				Entry               int64
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if e.Type != "entry" {
+				continue
+			}
+			at := fmt.Sprintf("%s@%d", e.File, e.Entry*format.IndexEntryLen)
+			kind, ok := found[at]
+			switch e.Verdict {
+			case "ok", "timestamp-backwards", "corrupt-record", "unchecked":
+				// verify-crc reports no finding on such an entry: it
+				// checks out, or the finding is the damage's.
+				if ok && kind != e.Verdict {
+					t.Errorf("%s: dump-index says %s, verify-crc %s", at, e.Verdict, kind)
+				}
+			default:
+				if kind != e.Verdict {
+					t.Errorf("%s: dump-index says %s, verify-crc %q", at, e.Verdict, kind)
+				}
+				compared[e.Verdict] = true
+			}
+			delete(found, at)
+		}
+		for at, kind := range found {
+			t.Errorf("%s: verify-crc says %s, dump-index printed no such entry", at, kind)
+		}
+		for _, k := range []string{"index-mismatch", "index-no-record", "index-order", "index-stale"} {
+			if !compared[k] {
+				t.Errorf("no entry was %s: the case compares less than it should", k)
+			}
+		}
+	})
+	t.Run("simple layout", func(t *testing.T) {
+		dir := cdocDamagedSimpleLog(t)
+		found := checkEntryNames(t, cdocRun(t, t.TempDir(), "", 3, "verify-crc", dir, "--json").stdout)
+		compared := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(cdocRun(t, t.TempDir(), "", 3, "dump-index", dir, "--verify", "--json").stdout), "\n") {
+			var e struct {
+				Type, File, Class string
+				Entry             int64
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			if e.Type != "entry" || e.Class == "ok" {
+				continue
+			}
+			at := fmt.Sprintf("%s@%d", e.File, e.Entry*format.SimpleIndexEntryLen)
+			if found[at] != e.Class {
+				t.Errorf("%s: dump-index says %s, verify-crc %q", at, e.Class, found[at])
+			}
+			compared[e.Class] = true
+		}
+		for _, k := range []string{"index-mismatch", "index-padding", "index-stale"} {
+			if !compared[k] {
+				t.Errorf("no entry was %s: the case compares less than it should", k)
+			}
+		}
+	})
 }

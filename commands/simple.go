@@ -351,7 +351,7 @@ func dumpSimpleSegment(out *bufio.Writer, o dumpIndexOptions, s logstore.SimpleS
 			b = append(b, `,"position":`...)
 			b = strconv.AppendUint(b, en.Pos, 10)
 			b = append(b, `,"class":"`...)
-			b = append(b, en.Class.Code()...)
+			b = append(b, en.Class.Kind()...)
 			b = append(b, '"')
 			if en.Why != "" {
 				b = append(b, `,"detail":`...)

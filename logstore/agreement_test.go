@@ -794,7 +794,7 @@ func quarantined(tb testing.TB, entries []logstore.QuarantineEntry, path string,
 }
 
 // verdictDamage reports whether an index entry's verdict is about damage,
-// and its class: corrupt_record and unchecked for corruption, past_end
+// and its class: corrupt-record and unchecked for corruption, index-stale
 // into the tail for an incomplete one.
 func verdictDamage(e logstore.IndexEntryInfo) (segfile.Class, bool) {
 	switch {
@@ -852,7 +852,7 @@ func checkDumpIndex(a *agreement, pdir string, read agreeRead, ver agreeVerify) 
 				if class, ok := verdictDamage(e); ok {
 					at := &agreeDamage{Seg: seg.Base, Pos: e.RecordPos, Class: class, NoOffset: true}
 					a.check(view, slices.ContainsFunc(damages, func(d *agreeDamage) bool { return sameDamage(d, at) }),
-						"%s entry %d (%s): %s at byte %d, where verify-crc finds %v", name, e.Entry, e.Verdict.Code(), class, e.RecordPos, damages)
+						"%s entry %d (%s): %s at byte %d, where verify-crc finds %v", name, e.Entry, logstore.VerdictKind(e.Verdict), class, e.RecordPos, damages)
 					if !firstSeen && len(damages) > 0 {
 						a.check(view, damages[0].Pos <= e.RecordPos, "%s entry %d: damage at byte %d before the first, %v", name, e.Entry, e.RecordPos, damages[0])
 					}
@@ -863,11 +863,12 @@ func checkDumpIndex(a *agreement, pdir string, read agreeRead, ver agreeVerify) 
 				if path == seg.Index {
 					if class, in := inDamage(e.Value); in && e.Value >= 0 && e.Verdict != segfile.VerdictOutOfOrder {
 						got, ok := verdictDamage(e)
-						a.check(view, ok && got == class, "%s entry %d points at byte %d, in %s bytes, and is %s", name, e.Entry, e.Value, class, e.Verdict.Code())
+						a.check(view, ok && got == class, "%s entry %d points at byte %d, in %s bytes, and is %s", name, e.Entry, e.Value, class, logstore.VerdictKind(e.Verdict))
 					}
 				}
 				kind, found := wrong[e.Entry]
-				a.check(view, found == (e.Verdict.Wrong() || e.Verdict.Note()), "%s entry %d is %s, verify-crc finds %q", name, e.Entry, e.Verdict.Code(), kind)
+				a.check(view, found == (e.Verdict.Wrong() || e.Verdict.Note()), "%s entry %d is %s, verify-crc finds %q", name, e.Entry, logstore.VerdictKind(e.Verdict), kind)
+				a.check(view, !found || kind == logstore.VerdictKind(e.Verdict), "%s entry %d: dump-index calls it %s, verify-crc %s", name, e.Entry, logstore.VerdictKind(e.Verdict), kind)
 				delete(wrong, e.Entry)
 				return nil
 			})

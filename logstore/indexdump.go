@@ -19,37 +19,9 @@ import (
 // checked against the segment's .log (docs/format.md §4: indexes are hints, and this
 // says how good a hint each entry is).
 
-// IndexKind tells the two index files apart.
-type IndexKind int
-
-const (
-	OffsetIndex IndexKind = iota // .index: offset -> byte position in the .log
-	TimeIndex                    // .timeindex: offset -> that record's timestamp
-)
-
-// Ext is the file extension of the kind, ".index" or ".timeindex".
-func (k IndexKind) Ext() string {
-	if k == TimeIndex {
-		return format.TimeIndexExt
-	}
-	return format.IndexExt
-}
-
-func (k IndexKind) String() string { return strings.TrimPrefix(k.Ext(), ".") }
-
-// IndexKindOf tells the kind of an index file from its name.
-func IndexKindOf(path string) (IndexKind, bool) {
-	switch {
-	case strings.HasSuffix(path, format.TimeIndexExt):
-		return TimeIndex, true
-	case strings.HasSuffix(path, format.IndexExt):
-		return OffsetIndex, true
-	}
-	return 0, false
-}
-
 // IndexVerdict is what checking an index entry against the segment's
-// records found: the one vocabulary verify-crc and dump-index share.
+// records found, the same judgement verify-crc makes; VerdictKind names it
+// in the vocabulary of finding kinds.
 type IndexVerdict = segfile.Verdict
 
 // The verdicts; see segfile.

@@ -459,10 +459,10 @@ func TestIndexVerdictClasses(t *testing.T) {
 			}
 		}
 		if strings.Join(got, ",") != want {
-			t.Errorf("%v (%s): classes %v, want %q", v, v.Code(), got, want)
+			t.Errorf("%v (%s): classes %v, want %q", v, logstore.VerdictKind(v), got, want)
 		}
-		if v.String() == "" || v.Code() == "" || strings.Contains(v.Code(), " ") {
-			t.Errorf("verdict %d: text %q, code %q", v, v.String(), v.Code())
+		if k := logstore.VerdictKind(v); v.String() == "" || k == "" || strings.ContainsAny(string(k), " _") {
+			t.Errorf("verdict %d: text %q, kind %q", v, v.String(), k)
 		}
 	}
 }

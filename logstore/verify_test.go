@@ -218,13 +218,13 @@ func TestVerifyFindings(t *testing.T) {
 		{"time index entry with another timestamp", func(t *testing.T, dir string) {
 			swSetEntry(t, vfPath(dir, 10, ".timeindex"), 4, 14, vfT0+1)
 		}, []string{
-			"problem index-mismatch " + seg1 + ".timeindex 64 14 | time index entry 4 says offset 14 has timestamp 1700000000000000001, but the record's is 1700000000000014000",
+			"problem index-mismatch " + seg1 + ".timeindex 64 14 | time index entry 4 says offset 14 has timestamp 2023-11-14T22:13:20.000000001Z (1700000000000000001), but the record's is 2023-11-14T22:13:20.000014000Z",
 		}},
 
 		{"time index entries out of order", func(t *testing.T, dir string) {
 			swSetEntry(t, vfPath(dir, 0, ".timeindex"), 5, 3, vfRec(3).Timestamp)
 		}, []string{
-			"problem index-order " + seg0 + ".timeindex 80 3 | time index entry 5 (offset 3 with timestamp 1700000000000003000) is out of order",
+			"problem index-order " + seg0 + ".timeindex 80 3 | time index entry 5 (offset 3 with timestamp 2023-11-14T22:13:20.000003000Z (1700000000000003000)) is out of order",
 		}},
 
 		{"time index entry below the base offset", func(t *testing.T, dir string) {
@@ -424,8 +424,8 @@ func TestVerifyTimestampsBackwards(t *testing.T) {
 	b.Records[0].Timestamp = vfT0
 	swWritePartition(t, dir, a, b)
 	vfCheck(t, vfVerify(t, dir, 1),
-		"note timestamp-backwards "+seg0+".log 190 5 | timestamps go backwards 2 times in this segment; first: offset 5 has 1699999999999999999, older than the record before it (1700000000000004000); --since searches by time reading only the segments' first records, a few time-index entries and the records from where it lands, and scans the partition from its start only when those go back: it may start after records whose time is already recent enough",
-		"note timestamp-backwards "+seg1+".log 0 10 | the segment's first record (offset 10) has timestamp 1700000000000000000, older than the last record of the segment before (1700000000000009000)")
+		"note timestamp-backwards "+seg0+".log 190 5 | timestamps go backwards 2 times in this segment; first: offset 5 has 2023-11-14T22:13:19.999999999Z, older than the record before it (2023-11-14T22:13:20.000004000Z); --since searches by time reading only the segments' first records, a few time-index entries and the records from where it lands, and scans the partition from its start only when those go back: it may start after records whose time is already recent enough",
+		"note timestamp-backwards "+seg1+".log 0 10 | the segment's first record (offset 10) has timestamp 2023-11-14T22:13:20.000000000Z, older than the last record of the segment before (2023-11-14T22:13:20.000009000Z)")
 }
 
 // The key-routing hint: keyed records in a partition FNV-1a routing does

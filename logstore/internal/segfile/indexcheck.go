@@ -20,7 +20,8 @@ const (
 )
 
 // Verdict is what checking an index entry against the segment's records
-// found. verify-crc and dump-index both report these.
+// found. verify-crc and dump-index both report these, by the names
+// logstore gives them.
 type Verdict int
 
 const (
@@ -68,18 +69,18 @@ const (
 	numVerdicts
 )
 
-var verdictNames = [numVerdicts]struct{ text, code string }{
-	VerdictUnverified:     {"not verified", "unverified"},
-	VerdictOK:             {"ok", "ok"},
-	VerdictBackwards:      {"timestamp goes backwards", "timestamp_backwards"},
-	VerdictPastEnd:        {"past the log's end", "past_end"},
-	VerdictWrongPosition:  {"wrong position", "wrong_position"},
-	VerdictWrongTimestamp: {"wrong timestamp", "wrong_timestamp"},
-	VerdictOutOfOrder:     {"out of order", "out_of_order"},
-	VerdictNoRecord:       {"no record starts here", "no_record"},
-	VerdictNoSuchOffset:   {"no such offset in this segment", "no_such_offset"},
-	VerdictCorruptRecord:  {"corrupt record", "corrupt_record"},
-	VerdictUnchecked:      {"not checked: damaged log", "unchecked"},
+var verdictNames = [numVerdicts]string{
+	VerdictUnverified:     "not verified",
+	VerdictOK:             "ok",
+	VerdictBackwards:      "timestamp goes backwards",
+	VerdictPastEnd:        "past the log's end",
+	VerdictWrongPosition:  "wrong position",
+	VerdictWrongTimestamp: "wrong timestamp",
+	VerdictOutOfOrder:     "out of order",
+	VerdictNoRecord:       "no record starts here",
+	VerdictNoSuchOffset:   "no such offset in this segment",
+	VerdictCorruptRecord:  "corrupt record",
+	VerdictUnchecked:      "not checked: damaged log",
 }
 
 // Verdicts lists every verdict, in order.
@@ -95,15 +96,7 @@ func (v Verdict) String() string {
 	if v < 0 || v >= numVerdicts {
 		return fmt.Sprintf("verdict(%d)", int(v))
 	}
-	return verdictNames[v].text
-}
-
-// Code is the verdict as a short identifier, for JSON.
-func (v Verdict) Code() string {
-	if v < 0 || v >= numVerdicts {
-		return fmt.Sprintf("verdict_%d", int(v))
-	}
-	return verdictNames[v].code
+	return verdictNames[v]
 }
 
 // Wrong reports whether the verdict says the entry itself is wrong.
