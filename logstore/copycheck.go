@@ -24,7 +24,7 @@ type segmentCheck struct {
 	interval uint64
 	pos      int64 // where the records checked end
 
-	idx, tidx recIndexCheck
+	idx, tidx indexFileCheck
 	entry     []byte
 }
 
@@ -100,7 +100,7 @@ func (c *segmentCheck) lastTimestamp() int64 { return c.LastTimestamp() }
 func (c *segmentCheck) fixIndexes(fsys fileSystem, seg segment) (rebuilt bool, err error) {
 	for _, x := range []struct {
 		ext string
-		c   *recIndexCheck
+		c   *indexFileCheck
 	}{{format.IndexExt, &c.idx}, {format.TimeIndexExt, &c.tidx}} {
 		switch x.c.action() {
 		case IndexKept:
@@ -135,7 +135,7 @@ func (c *segmentCheck) rebuildIndex(fsys fileSystem, seg segment, ext string) er
 	} else {
 		tidx = w
 	}
-	err = recWalkIndex(osFile{File: src}, 0, c.pos, c.base, int(c.interval), idx, tidx)
+	err = writeIndexEntries(osFile{File: src}, 0, c.pos, c.base, int(c.interval), idx, tidx)
 	if err == nil {
 		err = w.Flush()
 	}

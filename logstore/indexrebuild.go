@@ -14,9 +14,9 @@ import (
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
-// recIndexCheck compares an index file, as it is read, with the entries
+// indexFileCheck compares an index file, as it is read, with the entries
 // expected of it.
-type recIndexCheck struct {
+type indexFileCheck struct {
 	f    *os.File
 	br   *bufio.Reader
 	size int64 // -1: no such file
@@ -25,8 +25,8 @@ type recIndexCheck struct {
 	buf  [format.IndexEntryLen]byte
 }
 
-func (c *recIndexCheck) open(path string) error {
-	*c = recIndexCheck{size: -1}
+func (c *indexFileCheck) open(path string) error {
+	*c = indexFileCheck{size: -1}
 	f, err := fsx.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -43,7 +43,7 @@ func (c *recIndexCheck) open(path string) error {
 	return nil
 }
 
-func (c *recIndexCheck) expect(e []byte) {
+func (c *indexFileCheck) expect(e []byte) {
 	c.n += int64(len(e))
 	if !c.same {
 		return
@@ -54,7 +54,7 @@ func (c *recIndexCheck) expect(e []byte) {
 	}
 }
 
-func (c *recIndexCheck) close() {
+func (c *indexFileCheck) close() {
 	if c.f != nil {
 		c.f.Close()
 		c.f, c.br = nil, nil
@@ -62,7 +62,7 @@ func (c *recIndexCheck) close() {
 }
 
 // action is what the file needs, once every expected entry was seen.
-func (c *recIndexCheck) action() IndexAction {
+func (c *indexFileCheck) action() IndexAction {
 	switch {
 	case c.size < 0 || !c.same:
 		return IndexRebuilt
@@ -72,11 +72,11 @@ func (c *recIndexCheck) action() IndexAction {
 	return IndexTrimmed
 }
 
-// recWalkIndex writes the index entries a writer with the given interval
+// writeIndexEntries writes the index entries a writer with the given interval
 // writes for the (checked) records in [from, end) of src, the first
 // having offset base and going to byte 0 of its segment. A nil writer is
 // skipped.
-func recWalkIndex(src file, from, end int64, base uint64, interval int, idx, tidx io.Writer) error {
+func writeIndexEntries(src file, from, end int64, base uint64, interval int, idx, tidx io.Writer) error {
 	sc, err := segfile.NewScanner(segfile.Segment{Path: src.Name(), Base: base, Floor: base, Log: src}, end, segfile.Options{})
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func (s *Store) repairIndexes(sp *segmentPlan, logPath string) error {
 	rebuild := map[string]bool{}
 	for _, x := range []struct {
 		ext string
-		c   *recIndexCheck
+		c   *indexFileCheck
 	}{{format.IndexExt, &sp.idx}, {format.TimeIndexExt, &sp.tidx}} {
 		switch x.c.action() {
 		case IndexTrimmed:
@@ -186,7 +186,7 @@ func (s *Store) writeIndexes(src file, r validRun, interval int, seg segment, ex
 		return nil
 	}
 	if err == nil {
-		err = recWalkIndex(src, r.pos, r.end, r.first, interval, writer(format.IndexExt), writer(format.TimeIndexExt))
+		err = writeIndexEntries(src, r.pos, r.end, r.first, interval, writer(format.IndexExt), writer(format.TimeIndexExt))
 	}
 	for _, ext := range exts {
 		if b := w[ext]; b != nil && err == nil {

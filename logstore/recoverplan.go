@@ -67,8 +67,8 @@ type segmentPlan struct {
 	floor    uint64 // where the segment before ends: offsets below are its
 	interval int
 	scan     segmentScan
-	idx      recIndexCheck // expected entries of runs[0] against the .index
-	tidx     recIndexCheck // and the .timeindex
+	idx      indexFileCheck // expected entries of runs[0] against the .index
+	tidx     indexFileCheck // and the .timeindex
 	action   segmentAction
 	present  []bool // per run: for runs[1:], already a segment of its own
 	// waitsFor are the later segments (indexes into the plan's) named

@@ -178,7 +178,7 @@ func (s *Store) writeRescuedSegment(src file, r validRun, interval int, dir stri
 	log := bufio.NewWriterSize(files[2], 256<<10)
 	_, err = io.Copy(log, io.NewSectionReader(src, r.pos, r.end-r.pos))
 	if err == nil {
-		err = recWalkIndex(src, r.pos, r.end, r.first, interval, idx, tidx)
+		err = writeIndexEntries(src, r.pos, r.end, r.first, interval, idx, tidx)
 	}
 	for _, w := range []*bufio.Writer{idx, tidx, log} {
 		if err == nil {
