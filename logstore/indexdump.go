@@ -91,9 +91,9 @@ func (s *IndexSummary) Verdicts() []IndexVerdict {
 	return vs
 }
 
-// idumpChunk is how much of the index file is read at a time: 4096
+// dumpChunk is how much of the index file is read at a time: 4096
 // entries, whatever the file's size.
-const idumpChunk = 4096 * format.IndexEntryLen
+const dumpChunk = 4096 * format.IndexEntryLen
 
 // IndexDump is an index file open for dumping.
 type IndexDump struct {

@@ -276,9 +276,9 @@ func (s *Store) RetentionSweep(topic string, only int, opts RetentionOptions) (T
 	case only >= tp.Count:
 		return ts, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, tp.Count-1, only, ErrPartitionNotFound)
 	}
-	var prog *retProgress
+	var prog *sweepProgress
 	if opts.Progress != nil {
-		prog = &retProgress{fn: opts.Progress}
+		prog = &sweepProgress{fn: opts.Progress}
 		for r, missing := range tp.Runs(only) {
 			if !missing {
 				segs, _ := listSegments(s.PartitionDir(topic, r.First))
@@ -328,16 +328,16 @@ type sweeper struct {
 	part int
 	name string // "topic/partition", for messages
 	rep  PartitionSweep
-	prog *retProgress // nil: no progress reports
+	prog *sweepProgress // nil: no progress reports
 }
 
-// retProgress counts the segments a RetentionSweep is done with.
-type retProgress struct {
+// sweepProgress counts the segments a RetentionSweep is done with.
+type sweepProgress struct {
 	fn          func(done, total int64)
 	done, total int64
 }
 
-func (p *retProgress) add(n int) {
+func (p *sweepProgress) add(n int) {
 	if p == nil {
 		return
 	}
@@ -345,8 +345,8 @@ func (p *retProgress) add(n int) {
 	p.fn(p.done, max(p.total, p.done))
 }
 
-// retLook is what a sweep learns of a segment without reading it whole.
-type retLook struct {
+// segmentGlance is what a sweep learns of a segment without reading it whole.
+type segmentGlance struct {
 	seg     segment
 	end     segfile.End // from its last confirmed index entry
 	records uint64
@@ -360,11 +360,11 @@ func (sw *sweeper) sweep() (PartitionSweep, error) {
 	if err != nil || len(segs) == 0 {
 		return sw.rep, err
 	}
-	looks := make([]retLook, len(segs))
+	looks := make([]segmentGlance, len(segs))
 	var total int64
 	floor := uint64(0) // where the segments before end: the partition's next offset at the end
 	for i, seg := range segs {
-		if looks[i], err = retLookAt(seg, floor, i == len(segs)-1); err != nil {
+		if looks[i], err = glanceAt(seg, floor, i == len(segs)-1); err != nil {
 			return sw.rep, err
 		}
 		total += looks[i].end.Limit
@@ -429,18 +429,18 @@ func (sw *sweeper) future(ss *SegmentSweep) bool {
 		(!sw.opts.NowIsClock || ss.Newest > time.Now().UnixNano())
 }
 
-// retLookAt finds where a segment's valid data ends, walking from its
+// glanceAt finds where a segment's valid data ends, walking from its
 // last confirmed index entry: a few reads, as describe makes.
-func retLookAt(seg segment, floor uint64, active bool) (retLook, error) {
+func glanceAt(seg segment, floor uint64, active bool) (segmentGlance, error) {
 	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
-		return retLook{}, err
+		return segmentGlance{}, err
 	}
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
 	sseg := segfileSegment(seg, osFile{File: f}, idx, floor, active)
-	l := retLook{seg: seg, active: active}
+	l := segmentGlance{seg: seg, active: active}
 	if l.end, err = segfile.FindEnd(sseg, false); err != nil {
 		return l, fmt.Errorf("scan %s: %w", seg.path(format.LogExt), err)
 	}
@@ -464,7 +464,7 @@ func (sw *sweeper) keepAfter(ss *SegmentSweep) {
 
 // judgeClosed decides a closed segment of the prefix: size first (it
 // needs no reading), then time.
-func (sw *sweeper) judgeClosed(l retLook, ss *SegmentSweep, total int64) error {
+func (sw *sweeper) judgeClosed(l segmentGlance, ss *SegmentSweep, total int64) error {
 	ss.SizeJudged, ss.Remaining = sw.ts.RetentionBytes > 0, total-ss.Bytes
 	if sw.ts.RetentionBytes > 0 && ss.Remaining >= sw.ts.RetentionBytes {
 		ss.Decision, ss.Reason = SweepWouldDelete, SweepBySize
@@ -492,9 +492,9 @@ func (sw *sweeper) judgeClosed(l retLook, ss *SegmentSweep, total int64) error {
 // keptByCheapTime checks the timestamps known without a walk: the last
 // valid record's (already in ss) and the last time-index entry's that
 // checks out. It reports whether they keep the segment, deciding so.
-func (sw *sweeper) keptByCheapTime(l retLook, ss *SegmentSweep) bool {
+func (sw *sweeper) keptByCheapTime(l segmentGlance, ss *SegmentSweep) bool {
 	if !ss.HasNewest || ss.Newest < sw.ts.Cutoff {
-		if ts, ok := retIndexedNewest(l.seg, l.end, ss.Newest, ss.HasNewest); ok {
+		if ts, ok := indexedNewest(l.seg, l.end, ss.Newest, ss.HasNewest); ok {
 			ss.Newest, ss.HasNewest = ts, true
 		}
 	}
@@ -511,7 +511,7 @@ func (sw *sweeper) keptByCheapTime(l retLook, ss *SegmentSweep) bool {
 }
 
 // judgeWalked decides by the true newest timestamp a walk found.
-func (sw *sweeper) judgeWalked(w *retWalk, damage *CorruptionError, ss *SegmentSweep) {
+func (sw *sweeper) judgeWalked(w *timestampWalk, damage *CorruptionError, ss *SegmentSweep) {
 	if damage != nil {
 		ss.Decision, ss.Reason, ss.Damage = SweepKept, SweepDamaged, damage
 		return
@@ -535,7 +535,7 @@ func (sw *sweeper) judgeWalked(w *retWalk, damage *CorruptionError, ss *SegmentS
 // judgeActive decides the active segment, reached when everything before
 // it goes. Only time can take it (see the top of this file), and only an
 // active segment with records, rolled first.
-func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
+func (sw *sweeper) judgeActive(l segmentGlance, ss *SegmentSweep, total int64) error {
 	ss.SizeJudged, ss.Remaining = sw.ts.RetentionBytes > 0, total-ss.Bytes
 	switch {
 	case ss.Records == 0:
@@ -581,7 +581,7 @@ func (sw *sweeper) judgeActive(l retLook, ss *SegmentSweep, total int64) error {
 // walked, rolls it as a writer would: an incomplete tail is quarantined
 // and cut, a corrupt record keeps it, the new segment is named after the
 // next offset. The lock is released before anything is deleted.
-func (sw *sweeper) roll(l retLook, walk *retWalk, ss *SegmentSweep) error {
+func (sw *sweeper) roll(l segmentGlance, walk *timestampWalk, ss *SegmentSweep) error {
 	wr, err := sw.s.openWriter(sw.ts.Topic, sw.part, WriterOptions{LockWait: 0, Warn: sw.opts.Warn})
 	var locked *LockedError
 	var corrupt *CorruptionError
@@ -637,8 +637,8 @@ func closeWriter(w *Writer, err error) error {
 	return err
 }
 
-// retWalk walks a segment's valid records for their timestamps.
-type retWalk struct {
+// timestampWalk walks a segment's valid records for their timestamps.
+type timestampWalk struct {
 	seg    segment
 	base   uint64
 	pos    int64  // where the next record is expected
@@ -647,12 +647,12 @@ type retWalk struct {
 	full   bool   // it holds offset 2^64-1 (next is that offset then)
 }
 
-func newRetWalk(seg segment) *retWalk {
-	return &retWalk{seg: seg, base: seg.base, next: seg.base, newest: math.MinInt64}
+func newRetWalk(seg segment) *timestampWalk {
+	return &timestampWalk{seg: seg, base: seg.base, next: seg.base, newest: math.MinInt64}
 }
 
-// walkSegment walks seg's .log from its start to limit (see retWalk.to).
-func walkSegment(seg segment, limit int64) (*retWalk, *CorruptionError, error) {
+// walkSegment walks seg's .log from its start to limit (see timestampWalk.to).
+func walkSegment(seg segment, limit int64) (*timestampWalk, *CorruptionError, error) {
 	f, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return nil, nil, err
@@ -669,7 +669,7 @@ func walkSegment(seg segment, limit int64) (*retWalk, *CorruptionError, error) {
 // to walks the valid records of log from where the walk is up to limit.
 // Any break in the chain before limit (which a sweep never deletes past)
 // is returned.
-func (w *retWalk) to(log file, limit int64) (*CorruptionError, error) {
+func (w *timestampWalk) to(log file, limit int64) (*CorruptionError, error) {
 	sc, err := segfile.NewScanner(segfileSegment(w.seg, log, nil, w.base, false), limit, segfile.Options{})
 	if err != nil {
 		return nil, err
@@ -688,14 +688,14 @@ func (w *retWalk) to(log file, limit int64) (*CorruptionError, error) {
 	return nil, sc.Err()
 }
 
-// retMaxChecks bounds the time-index entries tried from the last one back.
-const retMaxChecks = 64
+// maxTimeIndexChecks bounds the time-index entries tried from the last one back.
+const maxTimeIndexChecks = 64
 
-// retIndexedNewest returns the timestamp of the last of a segment's last
+// indexedNewest returns the timestamp of the last of a segment's last
 // time-index entries that is newer than floor (when hasFloor) and checks
 // out: its record, reached through the segment's .index as readers reach
 // it, is valid and carries that offset and timestamp.
-func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) (int64, bool) {
+func indexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) (int64, bool) {
 	tf, size, err := fsx.OpenIndex(seg.path(format.TimeIndexExt))
 	if err != nil {
 		return 0, false
@@ -709,7 +709,7 @@ func retIndexedNewest(seg segment, end segfile.End, floor int64, hasFloor bool) 
 	defer f.Close()
 	idx, closeIdx := openSegfileIndex(seg)
 	defer closeIdx()
-	for i := x.Len() - 1; i >= 0 && i >= x.Len()-retMaxChecks; i-- {
+	for i := x.Len() - 1; i >= 0 && i >= x.Len()-maxTimeIndexChecks; i-- {
 		e, err := x.Entry(i)
 		if err != nil {
 			return 0, false
