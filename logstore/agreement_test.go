@@ -848,7 +848,7 @@ func checkDumpIndex(a *agreement, pdir string, read agreeRead, ver agreeVerify) 
 				}
 			}
 			firstSeen := false
-			_, err := logstore.DumpIndex(path, true, func(e logstore.IndexEntryInfo) error {
+			_, err := dumpIndex(path, true, func(e logstore.IndexEntryInfo) error {
 				if class, ok := verdictDamage(e); ok {
 					at := &agreeDamage{Seg: seg.Base, Pos: e.RecordPos, Class: class, NoOffset: true}
 					a.check(view, slices.ContainsFunc(damages, func(d *agreeDamage) bool { return sameDamage(d, at) }),

@@ -282,7 +282,12 @@ func fiCheckDump(t *testing.T, seg segment, recs []fiRec, segs []segment, timeIn
 		t.Fatal(err)
 	}
 	var entries int64
-	sum, err := DumpIndex(path, true, func(e IndexEntryInfo) error {
+	d, err := OpenIndexDump(path, true)
+	if err != nil {
+		t.Fatalf("OpenIndexDump %s: %v", path, err)
+	}
+	defer d.Close()
+	sum, err := d.Run(func(e IndexEntryInfo) error {
 		entries++
 		right := false
 		for _, r := range recs {

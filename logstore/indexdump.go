@@ -270,20 +270,6 @@ func (d *IndexDump) dumpEntries(emit func(IndexEntryInfo) error) error {
 	return err
 }
 
-// DumpIndex opens the index file at path, runs each over its entries (see
-// IndexDump.Run) and closes it.
-func DumpIndex(path string, verify bool, each func(IndexEntryInfo) error) (IndexSummary, error) {
-	d, err := OpenIndexDump(path, verify)
-	if err != nil {
-		return IndexSummary{}, err
-	}
-	sum, err := d.Run(each)
-	if cerr := d.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	return sum, err
-}
-
 // IndexSegment is one segment of a partition and its index files' paths
 // (which may be missing).
 type IndexSegment struct {

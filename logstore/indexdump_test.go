@@ -45,7 +45,7 @@ func idtWrite(t *testing.T, seg swSegment) (index, timeindex, log string, lay sw
 func idtDump(t *testing.T, path string, verify bool) ([]logstore.IndexEntryInfo, logstore.IndexSummary) {
 	t.Helper()
 	var got []logstore.IndexEntryInfo
-	sum, err := logstore.DumpIndex(path, verify, func(e logstore.IndexEntryInfo) error {
+	sum, err := dumpIndex(path, verify, func(e logstore.IndexEntryInfo) error {
 		got = append(got, e)
 		return nil
 	})
@@ -163,7 +163,7 @@ func TestDumpIndexWithoutVerify(t *testing.T) {
 		}
 	}
 	// With verify, the missing .log is an error naming it.
-	_, err := logstore.DumpIndex(index, true, func(logstore.IndexEntryInfo) error { return nil })
+	_, err := dumpIndex(index, true, func(logstore.IndexEntryInfo) error { return nil })
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), log) {
 		t.Errorf("verify without a .log: %v", err)
 	}
@@ -171,10 +171,10 @@ func TestDumpIndexWithoutVerify(t *testing.T) {
 
 func TestDumpIndexNotAnIndex(t *testing.T) {
 	_, _, log, _ := idtWrite(t, idtSeg(0, 1, 1))
-	if _, err := logstore.DumpIndex(log, false, func(logstore.IndexEntryInfo) error { return nil }); err == nil {
+	if _, err := dumpIndex(log, false, func(logstore.IndexEntryInfo) error { return nil }); err == nil {
 		t.Error("dumping a .log as an index: no error")
 	}
-	_, err := logstore.DumpIndex(filepath.Join(t.TempDir(), "00000000000000000000.index"), false, func(logstore.IndexEntryInfo) error { return nil })
+	_, err := dumpIndex(filepath.Join(t.TempDir(), "00000000000000000000.index"), false, func(logstore.IndexEntryInfo) error { return nil })
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
@@ -493,7 +493,7 @@ func TestDumpIndexCallbackError(t *testing.T) {
 	index, _, _, _ := idtWrite(t, idtSeg(0, 10, 1))
 	stop := errors.New("stop")
 	seen := 0
-	_, err := logstore.DumpIndex(index, true, func(logstore.IndexEntryInfo) error {
+	_, err := dumpIndex(index, true, func(logstore.IndexEntryInfo) error {
 		seen++
 		if seen == 3 {
 			return stop
@@ -546,7 +546,7 @@ func TestDumpIndexConstantMemory(t *testing.T) {
 		var count int64
 		var peak uint64
 		start := time.Now()
-		sum, err := logstore.DumpIndex(tc.path, tc.verify, func(e logstore.IndexEntryInfo) error {
+		sum, err := dumpIndex(tc.path, tc.verify, func(e logstore.IndexEntryInfo) error {
 			if tc.verify && e.Verdict != logstore.VerdictOK {
 				return fmt.Errorf("entry %d: %v", e.Entry, e.Verdict)
 			}
@@ -600,4 +600,18 @@ func TestDumpTimeIndexLinear(t *testing.T) {
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
 	}
+}
+
+// dumpIndex opens the index file at path, runs each over its entries (see
+// IndexDump.Run) and closes it.
+func dumpIndex(path string, verify bool, each func(logstore.IndexEntryInfo) error) (logstore.IndexSummary, error) {
+	d, err := logstore.OpenIndexDump(path, verify)
+	if err != nil {
+		return logstore.IndexSummary{}, err
+	}
+	sum, err := d.Run(each)
+	if cerr := d.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return sum, err
 }
