@@ -23,6 +23,22 @@ const (
 	LayoutSimple
 )
 
+// String names the layout in messages.
+func (l Layout) String() string {
+	switch l {
+	case LayoutSeglog:
+		return "seglog layout"
+	case LayoutSimple:
+		return "simple store/index layout"
+	}
+	return "no layout"
+}
+
+// ValuesOnly reports whether the layout's records carry a value and
+// nothing else: no key, timestamp or checksum, so nothing to look up by
+// time or to check a payload with.
+func (l Layout) ValuesOnly() bool { return l == LayoutSimple }
+
 // ErrMixedLayout means a directory holds both seglog segments and simple
 // store files, so it is not safe to guess which to read.
 var ErrMixedLayout = errors.New("directory holds both seglog segments and simple store/index files")
