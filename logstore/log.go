@@ -77,13 +77,6 @@ func (l *SimpleLog) Name() string { return l.dir }
 // Layout is LayoutSimple.
 func (l *SimpleLog) Layout() Layout { return LayoutSimple }
 
-// Extent is Bounds as an Extent (a simple log is never full: its offsets
-// come from file names).
-func (l *SimpleLog) Extent() (Extent, error) {
-	start, next, err := l.Bounds()
-	return Extent{Start: start, Next: next}, err
-}
-
 // Records is Read, with each record as a Record that has no key,
 // timestamp or checksum.
 func (l *SimpleLog) Records(from uint64) (RecordIterator, error) {

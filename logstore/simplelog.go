@@ -37,7 +37,7 @@ type SimpleLog struct {
 
 // OpenSimpleLog lists the segments of the simple log in dir. A .store
 // without an .index is a segment (the index is only a hint); an .index
-// without a .store is listed by OrphanIndexes. Two files for one base
+// without a .store is an orphan, which Verify reports. Two files for one base
 // ("0.store" and "00.store") are an error: which one holds the records is
 // anybody's guess.
 func OpenSimpleLog(dir string) (*SimpleLog, error) {
@@ -81,9 +81,6 @@ func OpenSimpleLog(dir string) (*SimpleLog, error) {
 // Segments lists the segments, by base offset.
 func (l *SimpleLog) Segments() []SimpleSegment { return l.segs }
 
-// OrphanIndexes lists the .index files that have no .store beside them.
-func (l *SimpleLog) OrphanIndexes() []string { return l.orphans }
-
 // segmentEnd opens seg's store and finds where its whole records end.
 func (seg SimpleSegment) end() (simpleEnd, error) {
 	s, err := openSimpleStore(seg.Store)
@@ -115,16 +112,17 @@ func (l *SimpleLog) Stats() (PartitionStats, error) {
 	return st, nil
 }
 
-// Bounds returns the first offset of the log and the offset after its
-// last whole record.
-func (l *SimpleLog) Bounds() (start, next uint64, err error) {
+// Extent is the first offset of the log and the offset after its last
+// whole record (a simple log is never full: its offsets come from file
+// names).
+func (l *SimpleLog) Extent() (Extent, error) {
 	if len(l.segs) == 0 {
-		return 0, 0, nil
+		return Extent{}, nil
 	}
 	last := l.segs[len(l.segs)-1]
 	end, err := last.end()
 	if err != nil {
-		return 0, 0, err
+		return Extent{}, err
 	}
-	return l.segs[0].Base, last.Base + end.Records, nil
+	return Extent{Start: l.segs[0].Base, Next: last.Base + end.Records}, nil
 }
