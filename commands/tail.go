@@ -146,7 +146,10 @@ func runTail(e *env, o tailOptions) (err error) {
 		return err
 	}
 	if refs[0].layout.ValuesOnly() {
-		ow.stop() // read watches the output itself
+		// Printed as read prints, which watches the output itself and
+		// lets a signal end it as usual.
+		stop()
+		ow.stop()
 		return tailValuesOnly(e, o, refs)
 	}
 	parts, err := tailOpen(e, o, refs, waited)
