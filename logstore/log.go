@@ -6,7 +6,7 @@ import "github.com/seglog/seglog/format"
 // partition (*Partition, a lone segment file too) or a directory in the
 // simple store/index layout (*SimpleLog). It holds what read, tail and
 // describe ask of every layout. Checking is not part of it: each layout
-// has its own findings (VerifyPartition, SimpleLog.Verify). Nor is what
+// has its own findings (Verify, SimpleLog.Verify). Nor is what
 // only seglog's records allow (time lookup, following, groups), which
 // callers reach through *Partition: Layout().ValuesOnly() says when the
 // records carry nothing but a value.
