@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -153,20 +154,20 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 // 0.
 var errStopped = errors.New("stopped")
 
-func runRead(e *env, o readOptions) (err error) {
-	if dir, ok, err := simpleTarget(o.topic); err != nil || ok {
-		if err == nil {
-			err = checkSimpleRead(o, dir)
-		}
-		if err != nil {
-			return err
-		}
-		return runSimpleRead(e, dir, simpleReadOptions{offset: o.offset, count: o.count, format: o.format, template: o.template, skipCorrupt: o.skipCorrupt})
-	}
+func runRead(e *env, o readOptions) error {
 	refs, err := readTargets(e, o.topic, o.partition)
 	if err != nil {
 		return err
 	}
+	if err := checkLayoutRead(o, refs[0]); err != nil {
+		return err
+	}
+	return readRefs(e, o, refs)
+}
+
+// readRefs prints the records of refs, partition by partition, up to
+// o.count in all.
+func readRefs(e *env, o readOptions, refs []partitionRef) (err error) {
 	gt, err := openGroupTracker(e, o.group, o.topic, o.explicit, e.stdout, 256<<10)
 	if err != nil {
 		return err
@@ -220,17 +221,17 @@ type offsetRange struct {
 func partitionsWithout(e *env, refs []partitionRef, n uint64) (map[int]bool, error) {
 	var without []offsetRange
 	for _, ref := range refs {
-		p, err := ref.open()
+		l, err := ref.openLog()
 		if err != nil {
 			return nil, err
 		}
-		start, next, err := p.Bounds()
-		p.Close()
+		ext, err := l.Extent()
+		l.Close()
 		if err != nil {
 			return nil, err
 		}
-		if n < start || n > next {
-			without = append(without, offsetRange{ref.partition, start, next})
+		if n < ext.Start || n > ext.Next {
+			without = append(without, offsetRange{ref.partition, ext.Start, ext.Next})
 		}
 	}
 	topic := refs[0].topic
@@ -299,52 +300,35 @@ func stopOnSignal(stop *atomic.Bool) (release func()) {
 // returns how many it printed. stop, once set, ends it between records
 // with errStopped.
 func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef, o readOptions, limit int64) (int64, error) {
-	p, err := ref.open()
+	l, err := ref.openLog()
 	if err != nil {
 		return 0, err
 	}
-	defer p.Close()
-	warnIgnored(e, p)
-	ext, err := p.Extent()
+	defer l.Close()
+	warnIgnored(e, l)
+	ext, err := l.Extent()
 	if err != nil {
 		return 0, err
 	}
-	start, next := ext.Start, ext.Next
-	from, none, err := o.offset.start(p.Name(), ext, p.StartOfLast)
+	from, none, err := o.offset.start(l.Name(), ext, startOfLast(l))
 	if err != nil || none {
 		return 0, err
 	}
 	if ext.Full && gt.grouped() {
-		return 0, errFullPartition(p.Name(), "read --group")
+		return 0, errFullPartition(l.Name(), "read --group")
 	}
-	var it *logstore.Iterator
-	switch {
-	case gt.grouped():
-		// The start must be an offset, to be committed even if nothing
-		// follows it.
-		if o.since != nil {
-			var at uint64
-			if at, err = p.OffsetAtTime(*o.since); err != nil {
-				return 0, err
-			}
-			from = max(from, at)
-		}
-		it, err = p.Read(gt.start(ref.partition, from, start, next))
-	case o.since != nil && o.offset.kind == "beginning":
-		it, err = p.ReadAtTime(*o.since)
-	case o.since != nil:
-		var at uint64
-		if at, err = p.OffsetAtTime(*o.since); err == nil {
-			it, err = p.Read(max(from, at))
-		}
-	default:
-		it, err = p.Read(from)
-	}
+	it, err := readFrom(l, gt, ref, o, from, ext)
 	if err != nil {
 		return 0, err
 	}
 	defer it.Close()
+	// What only seglog's records carry: their time, and damage to dump
+	// (checkLayoutRead refuses --until elsewhere).
+	seglogIt, _ := it.(*logstore.Iterator)
 	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
+	if l.Layout().ValuesOnly() {
+		rw.printValuesOnly()
+	}
 	var n int64
 	for limit < 0 || n < limit {
 		if stop.Load() {
@@ -358,9 +342,11 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			if o.skipCorrupt && errors.As(it.Err(), &ce) {
 				e.warn("skipping %s", errorLine(ce))
 				more := it.SkipCorrupt()
-				if sk := it.Skipped(); o.format == formatDump && sk.Damage != nil && sk.Damage == ce.Damage {
-					if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
-						return n, err
+				if o.format == formatDump && seglogIt != nil {
+					if sk := seglogIt.Skipped(); sk.Damage != nil && sk.Damage == ce.Damage {
+						if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
+							return n, err
+						}
 					}
 				}
 				if more {
@@ -370,11 +356,11 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 			break
 		}
 		r := it.Record()
-		if o.until != nil {
+		if o.until != nil && seglogIt != nil {
 			// A record's time is the running maximum of the partition's
 			// timestamps up to it, from its start, not from where this
 			// read started.
-			t, err := it.Time()
+			t, err := seglogIt.Time()
 			if err != nil {
 				return n, err
 			}
@@ -392,5 +378,73 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		n++
 		gt.advance(ref.partition, r.Offset+1)
 	}
+	if err := warnTorn(e, rw.out, it); err != nil {
+		return n, err
+	}
 	return n, it.Err()
+}
+
+// warnTorn warns, after what was printed, of the records cut off by a
+// crash that it passed over, in a layout where any segment may end in one.
+func warnTorn(e *env, out *bufio.Writer, it logstore.RecordIterator) error {
+	tt, ok := it.(logstore.TornTails)
+	if !ok || len(tt.Tails()) == 0 {
+		return nil
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	for _, t := range tt.Tails() {
+		e.warn("%s: not printed (what a crash leaves)", t)
+	}
+	return nil
+}
+
+// startOfLast is how offsetSpec finds where the last N records of l
+// start: by the records themselves in a seglog partition, which may have
+// holes; else from the offsets (nil).
+func startOfLast(l logstore.Log) func(logstore.Extent, uint64) (uint64, error) {
+	if p, ok := l.(*logstore.Partition); ok {
+		return p.StartOfLast
+	}
+	return nil
+}
+
+// readFrom opens the iterator read starts with: at from, or with a group
+// where it stopped, or with --since at the first record at or after that
+// time; the last two only in a seglog partition (checkLayoutRead and
+// --group's need of a TOPIC refuse them elsewhere).
+func readFrom(l logstore.Log, gt *groupTracker, ref partitionRef, o readOptions, from uint64, ext logstore.Extent) (logstore.RecordIterator, error) {
+	p, ok := l.(*logstore.Partition)
+	if !ok {
+		return l.Records(from)
+	}
+	var it *logstore.Iterator
+	var err error
+	switch {
+	case gt.grouped():
+		// The start must be an offset, to be committed even if nothing
+		// follows it.
+		if o.since != nil {
+			var at uint64
+			if at, err = p.OffsetAtTime(*o.since); err != nil {
+				return nil, err
+			}
+			from = max(from, at)
+		}
+		it, err = p.Read(gt.start(ref.partition, from, ext.Start, ext.Next))
+	case o.since != nil && o.offset.kind == "beginning":
+		it, err = p.ReadAtTime(*o.since)
+	case o.since != nil:
+		var at uint64
+		if at, err = p.OffsetAtTime(*o.since); err == nil {
+			it, err = p.Read(max(from, at))
+		}
+	default:
+		it, err = p.Read(from)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return it, nil
 }

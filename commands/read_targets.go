@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -24,18 +25,32 @@ func errFullPartition(name, command string) error {
 type partitionRef struct {
 	topic     string
 	partition int
-	open      func() (*logstore.Partition, error)
-	file      bool // a lone segment file
+	open      func() (*logstore.Partition, error) // nil for a log in another layout
+	file      bool                                // a lone segment file
+	// layout is LayoutSimple for a log in that layout, named by path
+	// (dir); the zero value is a seglog partition.
+	layout logstore.Layout
+	dir    string
+}
+
+// openLog opens the log ref names, in its layout.
+func (ref partitionRef) openLog() (logstore.Log, error) {
+	return openLog(ref.layout, ref.dir, ref.open)
 }
 
 // readTargets lists the partitions a read covers, in order: of a topic,
-// a topic directory named by path, a partition directory, or a lone
-// segment file.
+// a topic directory named by path, a partition directory, a lone segment
+// file, or a log in the simple layout (partition 0, whatever partition
+// says: checkLayoutRead and checkLayoutTail check it, after what they
+// refuse first).
 func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 	if strings.Contains(topic, "/") {
 		dir, kind, err := classifyPath(topic)
 		if err != nil {
 			return nil, err
+		}
+		if kind == simplePath {
+			return []partitionRef{{topic: filepath.Base(dir), layout: logstore.LayoutSimple, dir: dir}}, nil
 		}
 		if kind == topicPath {
 			t, err := logstore.OpenTopicDir(dir)

@@ -21,6 +21,8 @@ type recordWriter struct {
 	partition int
 	times     timeFormatter
 	jsonHead  []byte // `{"topic":...,"partition":...,"offset":`, the same on every line
+	// valuesOnly: the records carry nothing but a value (printValuesOnly).
+	valuesOnly bool
 }
 
 // outputPiece bounds how much of a value is encoded into the output
@@ -35,8 +37,14 @@ func (w *recordWriter) write(r *logstore.Record) error {
 		_, err := w.out.Write(r.Value)
 		return err
 	case formatJSON:
+		if w.valuesOnly {
+			return w.writeValueJSON(r)
+		}
 		return w.writeJSON(r)
 	case formatDump:
+		if w.valuesOnly {
+			return w.writeValueDump(r)
+		}
 		return writeDump(w.out, *r, &w.times)
 	case formatTemplate:
 		return w.template.write(w.out, *r, w.topic, w.partition)
@@ -52,11 +60,7 @@ func (w *recordWriter) write(r *logstore.Record) error {
 // UTF-8 go in key_base64 / value_base64 instead.
 func (w *recordWriter) writeJSON(r *logstore.Record) error {
 	if w.jsonHead == nil {
-		w.jsonHead = append(w.jsonHead, `{"topic":`...)
-		w.jsonHead = appendJSONString(w.jsonHead, []byte(w.topic))
-		w.jsonHead = append(w.jsonHead, `,"partition":`...)
-		w.jsonHead = strconv.AppendInt(w.jsonHead, int64(w.partition), 10)
-		w.jsonHead = append(w.jsonHead, `,"offset":`...)
+		w.initJSONHead()
 	}
 	b := append(w.out.AvailableBuffer(), w.jsonHead...)
 	b = strconv.AppendUint(b, r.Offset, 10)
@@ -70,6 +74,15 @@ func (w *recordWriter) writeJSON(r *logstore.Record) error {
 	}
 	_, err = w.out.Write(append(b, "}\n"...))
 	return err
+}
+
+// initJSONHead makes jsonHead, the start of every JSON line.
+func (w *recordWriter) initJSONHead() {
+	w.jsonHead = append(w.jsonHead, `{"topic":`...)
+	w.jsonHead = appendJSONString(w.jsonHead, []byte(w.topic))
+	w.jsonHead = append(w.jsonHead, `,"partition":`...)
+	w.jsonHead = strconv.AppendInt(w.jsonHead, int64(w.partition), 10)
+	w.jsonHead = append(w.jsonHead, `,"offset":`...)
 }
 
 // jsonField appends `,"name":"..."` to b, or `,"name_base64":"..."` when v

@@ -60,145 +60,83 @@ func simplePartition(only int, dir string) error {
 	return nil
 }
 
-// simpleRecordWriter prints simple records in read's formats: json gives
-// null for timestamp and key, dump '-' for crc and timestamp, and a
-// template prints %T and %c as nothing.
-type simpleRecordWriter struct {
-	recordWriter
+// checkLayoutRead refuses what read's flags ask that ref's layout cannot
+// give: a log whose records carry only values has no timestamps or keys,
+// and is one partition.
+func checkLayoutRead(o readOptions, ref partitionRef) error {
+	if !ref.layout.ValuesOnly() {
+		return nil
+	}
+	switch {
+	case o.since != nil || o.until != nil:
+		return usagef("--since/--until: %s is a log in the %s, whose records have no timestamps", ref.dir, ref.layout)
+	case o.key != nil:
+		return usagef("--key: %s is a log in the %s, whose records have no keys", ref.dir, ref.layout)
+	}
+	return simplePartition(o.partition, ref.dir)
 }
 
-func newSimpleRecordWriter(out *bufio.Writer, format outputFormat, tmpl template, topic string) *simpleRecordWriter {
-	parts := make([]templatePart, len(tmpl.parts))
-	for i, p := range tmpl.parts {
+// checkLayoutTail refuses what tail's flags ask that ref's layout cannot
+// give. Following a simple log is refused: its writer maps its index, and
+// seglog cannot tell a record being written from a torn one.
+func checkLayoutTail(o tailOptions, ref partitionRef) error {
+	if !ref.layout.ValuesOnly() {
+		return nil
+	}
+	if o.follow {
+		return usagef("-f/-F: %s is a log in the %s, which seglog does not follow (its writer buffers the .store and maps the .index); run tail without -f", ref.dir, ref.layout)
+	}
+	return simplePartition(o.partition, ref.dir)
+}
+
+// tailValuesOnly is tail on a log whose records carry only values: with
+// no timestamps their one order is their offsets, so the newest are the
+// last, as read --offset -N prints them.
+func tailValuesOnly(e *env, o tailOptions, refs []partitionRef) error {
+	return readRefs(e, readOptions{topic: o.topic, partition: o.partition, offset: offsetSpec{kind: "last", n: uint64(o.lines)}, count: o.count,
+		format: o.format, template: o.template, skipCorrupt: o.skipCorrupt}, refs)
+}
+
+// printValuesOnly makes w print records that carry only a value, as read
+// prints a simple log's: json gives null for timestamp and key, dump '-'
+// for crc and timestamp, and a template prints %T and %c as nothing.
+func (w *recordWriter) printValuesOnly() {
+	parts := make([]templatePart, len(w.template.parts))
+	for i, p := range w.template.parts {
 		if p.verb == 'T' || p.verb == 'c' {
 			p = templatePart{} // an empty literal
 		}
 		parts[i] = p
 	}
-	return &simpleRecordWriter{recordWriter{out: out, format: format, template: template{parts: parts}, topic: topic}}
+	w.template, w.valuesOnly = template{parts: parts}, true
 }
 
-func (w *simpleRecordWriter) write(r logstore.SimpleRecord) error {
-	switch w.format {
-	case formatJSON:
-		b := append(w.out.AvailableBuffer(), `{"topic":`...)
-		b = appendJSONString(b, []byte(w.topic))
-		b = append(b, `,"partition":0,"offset":`...)
-		b = strconv.AppendUint(b, r.Offset, 10)
-		b = append(b, `,"timestamp":null,"timestamp_ns":null,"key":null`...)
-		b, err := w.jsonField(b, "value", r.Value, false)
-		if err != nil {
-			return err
-		}
-		_, err = w.out.Write(append(b, "}\n"...))
-		return err
-	case formatDump:
-		b := append(w.out.AvailableBuffer(), "offset="...)
-		b = strconv.AppendUint(b, r.Offset, 10)
-		b = append(b, " pos="...)
-		b = strconv.AppendInt(b, r.Pos, 10)
-		b = append(b, " size="...)
-		b = strconv.AppendInt(b, int64(len(r.Value)), 10)
-		b = append(b, ` keylen=0 crc=- ts=- key=- value="`...)
-		return writeDumpValue(w.out, b, r.Value)
+// writeValueJSON is writeJSON for a record that carries only a value.
+func (w *recordWriter) writeValueJSON(r *logstore.Record) error {
+	if w.jsonHead == nil {
+		w.initJSONHead()
 	}
-	return w.recordWriter.write(&logstore.Record{Record: format.Record{Offset: r.Offset, Value: r.Value}, Pos: r.Pos})
-}
-
-// simpleReadOptions is what read and tail ask of a simple log.
-type simpleReadOptions struct {
-	offset      offsetSpec
-	count       int64 // -1: no limit
-	format      outputFormat
-	template    template
-	skipCorrupt bool
-}
-
-// checkSimpleRead refuses what read's flags ask that this layout cannot
-// give.
-func checkSimpleRead(o readOptions, dir string) error {
-	switch {
-	case o.since != nil || o.until != nil:
-		return usagef("--since/--until: %s is a log in the simple store/index layout, whose records have no timestamps", dir)
-	case o.key != nil:
-		return usagef("--key: %s is a log in the simple store/index layout, whose records have no keys", dir)
-	case o.group.name != "":
-		return usagef("--group needs a TOPIC; %s is a log in the simple store/index layout, read by path", dir)
-	}
-	return simplePartition(o.partition, dir)
-}
-
-// runSimpleRead prints the records of the simple log in dir.
-func runSimpleRead(e *env, dir string, o simpleReadOptions) error {
-	l, err := openSimple(dir)
+	b := append(w.out.AvailableBuffer(), w.jsonHead...)
+	b = strconv.AppendUint(b, r.Offset, 10)
+	b = append(b, `,"timestamp":null,"timestamp_ns":null,"key":null`...)
+	b, err := w.jsonField(b, "value", r.Value, false)
 	if err != nil {
 		return err
 	}
-	start, next, err := l.Bounds()
-	if err != nil {
-		return err
-	}
-	from, _, err := o.offset.start(dir, logstore.Extent{Start: start, Next: next}, nil)
-	if err != nil {
-		return err
-	}
-	out := bufio.NewWriterSize(e.stdout, 256<<10)
-	w := newSimpleRecordWriter(out, o.format, o.template, filepath.Base(dir))
-	it := l.Read(from)
-	defer it.Close()
-	for n := int64(0); o.count < 0 || n < o.count; n++ {
-		if !it.Next() {
-			var ce *logstore.CorruptionError
-			if o.skipCorrupt && errors.As(it.Err(), &ce) {
-				e.warn("skipping %s", errorLine(ce))
-				if it.SkipCorrupt() {
-					n--
-					continue
-				}
-			}
-			break
-		}
-		if err := w.write(it.Record()); err != nil {
-			return err
-		}
-	}
-	if err := out.Flush(); err != nil {
-		return err
-	}
-	for _, t := range it.Tails() {
-		e.warn("%s: not printed (what a crash leaves)", t)
-	}
-	return corruptAdvice(it.Err(), dir)
+	_, err = w.out.Write(append(b, "}\n"...))
+	return err
 }
 
-// runSimpleTail prints the last n records of the simple log in dir.
-// Following is refused: the writer of this layout maps its index, and
-// seglog cannot tell a record being written from a torn one.
-func runSimpleTail(e *env, dir string, o tailOptions) error {
-	if o.follow {
-		return usagef("-f/-F: %s is a log in the simple store/index layout, which seglog does not follow (its writer buffers the .store and maps the .index); run tail without -f", dir)
-	}
-	if err := simplePartition(o.partition, dir); err != nil {
-		return err
-	}
-	return runSimpleRead(e, dir, simpleReadOptions{offset: offsetSpec{kind: "last", n: uint64(o.lines)}, count: o.count,
-		format: o.format, template: o.template, skipCorrupt: o.skipCorrupt})
-}
-
-// simpleTopicInfo describes the simple log in dir for describe.
-func simpleTopicInfo(dir string, only int) (*topicInfo, error) {
-	if err := simplePartition(only, dir); err != nil {
-		return nil, err
-	}
-	t := &topicInfo{name: filepath.Base(dir), dir: dir, partitions: 1, layout: simpleLayout}
-	pi := partitionInfo{partition: 0}
-	l, err := openSimple(dir)
-	if err == nil {
-		pi.stats, err = l.Stats()
-	}
-	pi.err = err
-	t.parts = append(t.parts, pi)
-	return t, err
+// writeValueDump is writeDump for a record that carries only a value.
+func (w *recordWriter) writeValueDump(r *logstore.Record) error {
+	b := append(w.out.AvailableBuffer(), "offset="...)
+	b = strconv.AppendUint(b, r.Offset, 10)
+	b = append(b, " pos="...)
+	b = strconv.AppendInt(b, r.Pos, 10)
+	b = append(b, " size="...)
+	b = strconv.AppendInt(b, int64(len(r.Value)), 10)
+	b = append(b, ` keylen=0 crc=- ts=- key=- value="`...)
+	return writeDumpValue(w.out, b, r.Value)
 }
 
 // verifySimple checks the simple log in dir for verify-crc, printing its

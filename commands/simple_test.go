@@ -573,3 +573,44 @@ func TestSimpleImportErrors(t *testing.T) {
 		t.Error("import created a topic without --create")
 	}
 }
+
+// A simple log named by a relative path ending in '/' is still a path:
+// the advice after a corrupt record is --skip-corrupt alone, never
+// recover, which repairs topics.
+func TestSimpleReadTrailingSlash(t *testing.T) {
+	dir, m := simpleFixture(t, "corrupt-length")
+	t.Chdir(filepath.Dir(dir))
+	arg := filepath.Base(dir) + "/"
+	r := run(t, nil, "read", arg)
+	if r.code != exitError {
+		t.Fatalf("read %s: exit %d, want 1: %s", arg, r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, fmt.Sprintf("byte %d", m.FramingBreak.Position), "--skip-corrupt reads past it")
+	if strings.Contains(r.stderr, "recover") {
+		t.Errorf("advice names recover for a simple log: %s", r.stderr)
+	}
+}
+
+// tail's flags a simple log cannot take are refused in the order they
+// always were: -f before --partition.
+func TestSimpleTailRefusals(t *testing.T) {
+	dir, _ := simpleFixture(t, "clean")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", "--partition", "1"}, "-f/-F"},
+		{[]string{"-F", "--partition", "1"}, "-f/-F"},
+		{[]string{"--partition", "1"}, "--partition 1"},
+	} {
+		r := run(t, nil, append([]string{"tail", dir}, tc.args...)...)
+		if r.code != exitUsage {
+			t.Errorf("tail %v: exit %d, want 2: %s", tc.args, r.code, r.stderr)
+		}
+		wantOneErrorLine(t, r.stderr, tc.want, "simple store/index layout")
+	}
+	r := run(t, nil, "tail", dir, "--partition", "0", "-n", "1")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("tail --partition 0 -n 1: exit %d, stdout %q, stderr %s", r.code, r.stdout, r.stderr)
+	}
+}

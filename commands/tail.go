@@ -132,21 +132,29 @@ type tailPart struct {
 }
 
 func runTail(e *env, o tailOptions) (err error) {
-	if dir, ok, err := simpleTarget(o.topic); err != nil || ok {
-		if err != nil {
-			return err
-		}
-		return runSimpleTail(e, dir, o)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	// stdout losing its reader ends tail too (quietly, status 0), also
 	// while it waits with nothing to print.
 	ow := watchOutput(e.stdout, nil)
 	defer ow.stop()
-	parts, err := tailOpen(ctx, e, o, ow)
-	if err != nil || parts == nil {
-		return err // nil parts: interrupted while waiting for the topic
+	refs, waited, err := tailTargets(ctx, e, o, ow)
+	if err != nil || refs == nil {
+		return err // nil refs: interrupted while waiting for the topic
+	}
+	if err := checkLayoutTail(o, refs[0]); err != nil {
+		return err
+	}
+	if refs[0].layout.ValuesOnly() {
+		// Printed as read prints, which watches the output itself and
+		// lets a signal end it as usual.
+		stop()
+		ow.stop()
+		return tailValuesOnly(e, o, refs)
+	}
+	parts, err := tailOpen(e, o, refs, waited)
+	if err != nil {
+		return err
 	}
 	defer func() {
 		for _, tp := range parts {
@@ -165,32 +173,34 @@ func runTail(e *env, o tailOptions) (err error) {
 	return corruptAdvice(err, o.topic)
 }
 
-// tailOpen opens the partitions to tail; with -F it waits for the topic
-// to exist (polling: creating a topic is rare and a tenth of a second
-// late is soon enough).
-func tailOpen(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]*tailPart, error) {
-	var refs []partitionRef
-	waited := false
-	for ; ; waited = true {
-		var err error
-		refs, err = readTargets(e, o.topic, o.partition)
+// tailTargets lists the partitions to tail; with -F it waits for the
+// topic to exist (polling: creating a topic is rare and a tenth of a
+// second late is soon enough), and says whether it waited. Interrupted
+// while waiting, it returns none.
+func tailTargets(ctx context.Context, e *env, o tailOptions, ow *outputWatch) ([]partitionRef, bool, error) {
+	for waited := false; ; waited = true {
+		refs, err := readTargets(e, o.topic, o.partition)
 		if err == nil {
-			break
+			return refs, waited, nil
 		}
 		if !o.retry || !errors.Is(err, logstore.ErrTopicNotFound) && !errors.Is(err, logstore.ErrPartitionNotFound) {
-			return nil, err
+			return nil, false, err
 		}
 		if !waited {
 			e.warn("%s; waiting for it to appear (-F)", errorLine(err))
 		}
 		select {
 		case <-ctx.Done():
-			return nil, nil
+			return nil, false, nil
 		case <-ow.gone:
-			return nil, nil
+			return nil, false, nil
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// tailOpen opens the partitions to tail (waited: for them to appear).
+func tailOpen(e *env, o tailOptions, refs []partitionRef, waited bool) ([]*tailPart, error) {
 	if o.follow && refs[0].file {
 		return nil, usagef("-f follows a partition as it grows, and %s is a lone segment file: drop -f to print its newest records, or name its partition directory", o.topic)
 	}

@@ -23,11 +23,18 @@ type covered struct {
 	count   int  // the topic's partition count; 0 for a partition directory given by path
 	missing bool // no directory, though a higher partition has one
 	file    bool // a lone segment file, read as a partition of its own
+	// layout is LayoutSimple for a log in that layout (dir); the zero
+	// value is a seglog partition.
+	layout logstore.Layout
 }
 
-// warnIgnored warns of each index file of p that is not a regular file,
-// which reading goes on without.
-func warnIgnored(e *env, p *logstore.Partition) {
+// warnIgnored warns of each index file of a seglog partition that is not
+// a regular file, which reading goes on without.
+func warnIgnored(e *env, l logstore.Log) {
+	p, ok := l.(*logstore.Partition)
+	if !ok {
+		return
+	}
 	for _, odd := range p.IgnoredIndexes() {
 		e.warn("index file %s is not a regular file (%s): reading without it, as an index is only a hint (verify-crc reports it); %s",
 			odd.Path, odd.Kind(), odd.Advice())
@@ -42,6 +49,27 @@ func (c covered) open() (*logstore.Partition, error) {
 	return logstore.OpenPartitionDir(c.dir, c.name)
 }
 
+// openLog opens the log c covers, in its layout.
+func (c covered) openLog() (logstore.Log, error) { return openLog(c.layout, c.dir, c.open) }
+
+// openLog opens the log in dir when it is in the simple layout, else the
+// seglog partition partition opens: the one place a command's target
+// becomes a logstore.Log.
+func openLog(layout logstore.Layout, dir string, partition func() (*logstore.Partition, error)) (logstore.Log, error) {
+	if layout == logstore.LayoutSimple {
+		l, err := openSimple(dir)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	p, err := partition()
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // coveredTopic is a topic's partitions, in order.
 type coveredTopic struct {
 	name       string
@@ -49,7 +77,8 @@ type coveredTopic struct {
 	partitions int // highest partition directory + 1
 	parts      []covered
 	found      logstore.TopicPartitions
-	file       bool // a lone segment file
+	file       bool            // a lone segment file
+	layout     logstore.Layout // as covered's
 }
 
 // missingError is the problem a run of partitions missing in the middle
@@ -196,13 +225,25 @@ func pathTopic(dir string) string {
 	return filepath.Base(filepath.Dir(dir))
 }
 
-// resolve lists the partitions an argument covers: a topic of the data
-// directory, or a topic or partition directory given by path; only >= 0
-// limits it to one partition. A topic that cannot be listed at all, or a
-// path that holds no log, is an error. Partitions missing in the middle
-// are listed as such, a run of them as one; a topic without partition
-// directories, or without partition only, goes to probs.
+// resolve is resolveLogs for a command that reads seglog partitions
+// only: a log in the simple layout is an error.
 func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, error) {
+	ct, err := resolveLogs(e, arg, only, probs)
+	if err == nil && ct.layout == logstore.LayoutSimple {
+		return nil, fmt.Errorf("%s is a log in the %s, which has no timestamps to chart or partitions to list here", ct.dir, ct.layout)
+	}
+	return ct, err
+}
+
+// resolveLogs lists the partitions an argument covers: a topic of the
+// data directory, or a topic or partition directory or a log in the
+// simple layout given by path; only >= 0 limits it to one partition (the
+// caller checks it against a simple log, which is partition 0). A topic
+// that cannot be listed at all, or a path that holds no log, is an
+// error. Partitions missing in the middle are listed as such, a run of
+// them as one; a topic without partition directories, or without
+// partition only, goes to probs.
+func resolveLogs(e *env, arg string, only int, probs *problems) (*coveredTopic, error) {
 	if !strings.Contains(arg, "/") {
 		return resolveTopic(e, filepath.Join(e.dataDir, arg), arg, arg, e.dataDir, only, probs)
 	}
@@ -211,7 +252,8 @@ func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, erro
 	case err != nil:
 		return nil, err
 	case kind == simplePath:
-		return nil, fmt.Errorf("%s is a log in the simple store/index layout, which has no timestamps to chart or partitions to list here", dir)
+		return &coveredTopic{name: filepath.Base(dir), dir: dir, partitions: 1, layout: logstore.LayoutSimple,
+			parts: []covered{{name: dir, dir: dir, layout: logstore.LayoutSimple}}}, nil
 	case kind == topicPath:
 		return resolveTopic(e, dir, filepath.Base(dir), dir, "", only, probs)
 	}

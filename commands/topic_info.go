@@ -64,23 +64,18 @@ func (t *topicInfo) missing() []int {
 // partitions missing or unreadable are recorded in the result and added
 // to probs.
 func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, error) {
-	if dir, ok, err := simpleTarget(arg); err != nil || ok {
-		if err != nil {
-			return nil, err
-		}
-		t, err := simpleTopicInfo(dir, only)
-		if err != nil && t != nil {
-			*probs = append(*probs, err)
-			err = nil
-		}
-		return t, err
-	}
-	ct, err := resolve(e, arg, only, probs)
+	ct, err := resolveLogs(e, arg, only, probs)
 	if err != nil {
 		return nil, err
 	}
 	t := &topicInfo{name: ct.name, dir: ct.dir, partitions: ct.partitions}
-	if ct.file {
+	switch {
+	case ct.layout == logstore.LayoutSimple:
+		if err := simplePartition(only, ct.dir); err != nil {
+			return nil, err
+		}
+		t.layout = simpleLayout
+	case ct.file:
 		t.layout = segmentFileLayout
 	}
 	for _, c := range ct.parts {
@@ -100,15 +95,15 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 // directory is listed again.
 func partitionStats(e *env, c covered) (logstore.PartitionStats, error) {
 	for try := 0; ; try++ {
-		p, err := c.open()
+		l, err := c.openLog()
 		if err != nil {
 			return logstore.PartitionStats{}, err
 		}
-		st, err := p.Stats()
-		p.Close()
+		st, err := l.Stats()
+		l.Close()
 		if err == nil || try == 2 || !errors.Is(err, fs.ErrNotExist) {
 			if err == nil {
-				warnIgnored(e, p)
+				warnIgnored(e, l)
 			}
 			return st, err
 		}

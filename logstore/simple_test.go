@@ -288,9 +288,9 @@ func TestSimpleFixturesVerifyAndStats(t *testing.T) {
 			if x.FramingBreak == nil && st.Records != records {
 				t.Errorf("stats: %d records, want %d", st.Records, records)
 			}
-			start, next, err := l.Bounds()
-			if err != nil || start != st.Start || next != st.Next {
-				t.Errorf("bounds %d %d %v, want %d %d", start, next, err, st.Start, st.Next)
+			ext, err := l.Extent()
+			if err != nil || ext != (Extent{Start: st.Start, Next: st.Next}) {
+				t.Errorf("extent %+v %v, want %d %d", ext, err, st.Start, st.Next)
 			}
 		})
 	}
@@ -381,7 +381,7 @@ func TestOpenSimpleLogNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := l.OrphanIndexes(); len(o) != 1 || filepath.Base(o[0]) != "7.index" {
+	if o := l.orphans; len(o) != 1 || filepath.Base(o[0]) != "7.index" {
 		t.Fatalf("orphans %v", o)
 	}
 	var kinds []FindingKind
