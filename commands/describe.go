@@ -104,35 +104,10 @@ func runDescribe(e *env, o describeOptions) error {
 		return err
 	}
 	var probs problems
-	var topics []*topicInfo
-	tables := 0
-	for _, arg := range targets {
-		t, err := gatherTarget(e, arg, o.partition, &probs)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return err
-		}
-		if err != nil {
-			probs = append(probs, err)
-			continue
-		}
-		if o.json {
-			topics = append(topics, t)
-			continue
-		}
-		// Tables go out topic by topic: a data directory of many topics
-		// shows the first at once.
-		if err := writeDescribeTable(e.stdout, t, tables > 0); err != nil {
-			return err
-		}
-		tables++
-	}
-	if o.json && (len(topics) > 0 || len(probs) == 0) {
-		if err := writeDescribeJSON(e.stdout, topics); err != nil {
-			return err
-		}
-	}
-	return probs.err()
+	return topicReport(targets, o.json, &probs,
+		func(arg string) (*topicInfo, error) { return gatherTarget(e, arg, o.partition, &probs) },
+		func(t *topicInfo, first bool) error { return writeDescribeTable(e.stdout, t, !first) },
+		func(topics []*topicInfo) error { return writeDescribeJSON(e.stdout, topics) })
 }
 
 // Columns of describe's table, and which of them hold numbers.

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +41,7 @@ type timelineTopic struct {
 	from, to  int64
 	records   bool // any partition holds records: from and to mean something
 	parts     []timelinePart
+	columns   int // time buckets a chart has
 }
 
 // runTimeline is describe --timeline: per partition, records per time
@@ -53,41 +53,25 @@ func runTimeline(e *env, o describeOptions) error {
 	}
 	ascii := o.ascii || !utf8Locale(os.Getenv)
 	var probs problems
-	var topics []*timelineTopic
-	charts := 0
-	for _, arg := range targets {
-		ct, err := resolve(e, arg, o.partition, &probs)
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return err
-		}
-		if err != nil {
-			probs = append(probs, err)
-			continue
-		}
-		t := gatherTimeline(e, ct, &probs)
-		columns := o.width
-		if !o.json {
-			columns = timelineColumns(e.stdout, o.width, t)
-		} else if columns == 0 {
-			columns = defaultTimelineWidth
-		}
-		t.count(columns, &probs)
-		if o.json {
-			topics = append(topics, t)
-			continue
-		}
-		if err := writeTimeline(e.stdout, t, columns, ascii, charts > 0); err != nil {
-			return err
-		}
-		charts++
-	}
-	if o.json && (len(topics) > 0 || len(probs) == 0) {
-		if err := writeTimelineJSON(e.stdout, topics); err != nil {
-			return err
-		}
-	}
-	return probs.err()
+	return topicReport(targets, o.json, &probs,
+		func(arg string) (*timelineTopic, error) {
+			ct, err := resolve(e, arg, o.partition, &probs)
+			if err != nil {
+				return nil, err
+			}
+			t := gatherTimeline(e, ct, &probs)
+			columns := o.width
+			if !o.json {
+				columns = timelineColumns(e.stdout, o.width, t)
+			} else if columns == 0 {
+				columns = defaultTimelineWidth
+			}
+			t.columns = columns
+			t.count(columns, &probs)
+			return t, nil
+		},
+		func(t *timelineTopic, first bool) error { return writeTimeline(e.stdout, t, t.columns, ascii, !first) },
+		func(topics []*timelineTopic) error { return writeTimelineJSON(e.stdout, topics) })
 }
 
 // gatherTimeline reads the stats of a topic's partitions and from them its

@@ -498,6 +498,12 @@ func (sw *sweeper) keptByCheapTime(l segmentGlance, ss *SegmentSweep) bool {
 			ss.Newest, ss.HasNewest = ts, true
 		}
 	}
+	return sw.keptByNewest(ss)
+}
+
+// keptByNewest decides ss by its newest timestamp where that keeps it (in
+// the future, or not older than the cutoff), and reports whether it did.
+func (sw *sweeper) keptByNewest(ss *SegmentSweep) bool {
 	ss.Future = sw.future(ss)
 	switch {
 	case ss.Future:
@@ -521,13 +527,7 @@ func (sw *sweeper) judgeWalked(w *timestampWalk, damage *CorruptionError, ss *Se
 		ss.Records++ // next stays at the last offset there is, which it holds
 	}
 	ss.Newest, ss.HasNewest = w.newest, ss.Records > 0
-	ss.Future = sw.future(ss)
-	switch {
-	case ss.Future:
-		ss.Decision, ss.Reason = SweepFuture, SweepInFuture
-	case ss.HasNewest && ss.Newest >= sw.ts.Cutoff:
-		ss.Decision, ss.Reason = SweepKept, SweepNewer
-	default:
+	if !sw.keptByNewest(ss) {
 		ss.Decision, ss.Reason = SweepWouldDelete, SweepByTime
 	}
 }
