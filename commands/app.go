@@ -97,7 +97,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 			return err
 		},
 		Commands: []*cli.Command{
-			createCommand(),
+			createCommand(), deleteCommand(), alterCommand(), addPartitionsCommand(),
 			appendCommand(),
 			readCommand(),
 			tailCommand(tn),
@@ -222,9 +222,15 @@ func checkTopicName(name string) error {
 // create (the command given).
 func missingTopic(err error, dataDir, create string) error {
 	if _, serr := os.Stat(dataDir); errors.Is(serr, fs.ErrNotExist) {
-		return fmt.Errorf("%w (the data directory %s does not exist: name the right one with --data-dir or SEGLOG_DATA_DIR)", err, dataDir)
+		return missingDataDir(err, dataDir)
 	}
 	return fmt.Errorf("%w (create it with '%s')", err, create)
+}
+
+// missingDataDir adds to err that the data directory dataDir, where it
+// looked, does not exist.
+func missingDataDir(err error, dataDir string) error {
+	return fmt.Errorf("%w (the data directory %s does not exist: name the right one with --data-dir or SEGLOG_DATA_DIR)", err, dataDir)
 }
 
 // corruptAdvice adds what to do to a corrupt record that stopped a

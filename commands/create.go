@@ -20,8 +20,6 @@ func createCommand() *cli.Command {
 	flags := []cli.Flag{
 		&cli.IntFlag{Name: "partitions", Value: 1, Usage: "number of partitions `N`"},
 		&cli.BoolFlag{Name: "if-not-exists", Usage: "succeed if the topic already exists with the partition count and settings given (any that differ are an error)"},
-		&cli.StringFlag{Name: "retention", Usage: "the topic's retention, over retention-sweep's flags: delete segments older than `DURATION`"},
-		&cli.StringFlag{Name: "retention-bytes", Usage: "the topic's retention, over retention-sweep's flags: keep at most `SIZE` of .log bytes per partition"},
 	}
 	return &cli.Command{
 		Name:      "create",
@@ -35,25 +33,15 @@ func createCommand() *cli.Command {
 			"  seglog create orders --partitions 3\n" +
 			"  seglog create app-logs --segment-bytes 256MiB --retention 7d\n" +
 			"  seglog create orders --if-not-exists",
-		Flags: append(flags, segmentFlags()...),
+		Flags: append(append(flags, retentionFlags()...), segmentFlags()...),
 		Action: func(c *cli.Context) error {
 			topic, err := topicArg(c)
 			if err != nil {
 				return err
 			}
 			o := createOptions{topic: topic, partitions: c.Int("partitions"), partitionsGiven: c.IsSet("partitions"), ifNotExists: c.Bool("if-not-exists")}
-			if o.settings, err = segmentSettings(c); err != nil {
+			if o.settings, err = topicSettingFlags(c); err != nil {
 				return err
-			}
-			if c.IsSet("retention") {
-				if o.settings.Retention, err = parseDuration(c.String("retention")); err != nil {
-					return usagef("--retention: %v", err)
-				}
-			}
-			if c.IsSet("retention-bytes") {
-				if o.settings.RetentionBytes, err = parseSize(c.String("retention-bytes")); err != nil {
-					return usagef("--retention-bytes: %v", err)
-				}
 			}
 			if o.partitions < 1 || o.partitions > logstore.MaxPartitions {
 				return usagef("--partitions must be between 1 and %d, not %d", logstore.MaxPartitions, o.partitions)

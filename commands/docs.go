@@ -128,7 +128,7 @@ func docFlags(fs []cli.Flag) []docFlag {
 		}
 		names := f.Names()
 		df := docFlag{long: names[0], aliases: names[1:]}
-		if cf, ok := f.(*choiceFlag); ok {
+		if cf, ok := f.(interface{ valueNames() []string }); ok {
 			df.values = cf.valueNames()
 		}
 		if d, ok := f.(cli.DocGenerationFlag); ok {

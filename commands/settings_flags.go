@@ -48,6 +48,34 @@ func segmentSettings(c *cli.Context) (logstore.Settings, error) {
 	return st, nil
 }
 
+// Flags of create and alter: a topic's own retention.
+func retentionFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "retention", Usage: "the topic's retention, over retention-sweep's flags: delete segments older than `DURATION`"},
+		&cli.StringFlag{Name: "retention-bytes", Usage: "the topic's retention, over retention-sweep's flags: keep at most `SIZE` of .log bytes per partition"},
+	}
+}
+
+// topicSettingFlags reads retentionFlags and segmentFlags; unset flags
+// stay zero.
+func topicSettingFlags(c *cli.Context) (logstore.Settings, error) {
+	st, err := segmentSettings(c)
+	if err != nil {
+		return st, err
+	}
+	if c.IsSet("retention") {
+		if st.Retention, err = parseDuration(c.String("retention")); err != nil {
+			return st, usagef("--retention: %v", err)
+		}
+	}
+	if c.IsSet("retention-bytes") {
+		if st.RetentionBytes, err = parseSize(c.String("retention-bytes")); err != nil {
+			return st, usagef("--retention-bytes: %v", err)
+		}
+	}
+	return st, nil
+}
+
 // topicMismatch is the error for an existing topic that differs from what
 // the command line asks of it: the partition count (when partitions > 0)
 // and each setting st gives, a setting the topic leaves unset counting as

@@ -20,6 +20,8 @@ _seglog_reply() {
 _seglog_value_flags() {
     case $1 in
     create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    alter) echo ' --retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --data-dir -d --progress-after ' ;;
+    add-partitions) echo ' --partitions --data-dir -d --progress-after ' ;;
     append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
@@ -46,6 +48,17 @@ _seglog_flag_value() {
     create:--segment-bytes) : ;;
     create:--index-interval) : ;;
     create:--roll-after) : ;;
+    alter:--retention) : ;;
+    alter:--retention-bytes) : ;;
+    alter:--segment-bytes) : ;;
+    alter:--index-interval) : ;;
+    alter:--roll-after) : ;;
+    alter:--unset) _seglog_reply 'retention
+retention-bytes
+segment-bytes
+roll-after
+index-interval' ;;
+    add-partitions:--partitions) : ;;
     append:--partition|append:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     append:--key|append:-k) : ;;
     append:--key-delimiter|append:-K) : ;;
@@ -174,6 +187,9 @@ scram-sha-512' ;;
 _seglog_flags() {
     case $1 in
     create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    delete) echo '--yes -y --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    alter) echo '--retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --dry-run -n --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    add-partitions) echo '--partitions --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -199,6 +215,9 @@ _seglog_flags() {
 _seglog_arg() {
     case $1 in
     create) : ;;
+    delete) _seglog_reply "$(_seglog_call topics)" ;;
+    alter) _seglog_reply "$(_seglog_call topics)" ;;
+    add-partitions) _seglog_reply "$(_seglog_call topics)" ;;
     append) _seglog_reply "$(_seglog_call topics)" ;;
     read) _seglog_reply "$(_seglog_call topics)" ;;
     tail) _seglog_reply "$(_seglog_call topics)" ;;
@@ -247,6 +266,9 @@ fish' ;;
         *) : ;;
         esac ;;
     help) _seglog_reply 'create
+delete
+alter
+add-partitions
 append
 read
 tail
@@ -329,7 +351,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

@@ -58,6 +58,10 @@ function __seglog_value_flags
     switch "$argv[1]"
         case create
             printf '%s\n' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
+        case alter
+            printf '%s\n' --retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --data-dir -d --progress-after
+        case add-partitions
+            printf '%s\n' --partitions --data-dir -d --progress-after
         case append
             printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
@@ -123,7 +127,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
@@ -139,6 +143,36 @@ complete -c seglog -n '__seglog_using create' -l retention-bytes -x -d 'the topi
 complete -c seglog -n '__seglog_using create' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
 complete -c seglog -n '__seglog_using create' -l index-interval -x -d 'index every Nth record of a segment'
 complete -c seglog -n '__seglog_using create' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
+
+# delete
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a delete -d 'delete topics and everything in them'
+complete -c seglog -n '__seglog_using delete' -l yes -s y -d 'delete without asking'
+complete -c seglog -n '__seglog_using delete' -l json -d 'print one JSON document instead of a line per topic'
+complete -c seglog -n '__seglog_using delete 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using delete 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using delete; and not __seglog_using delete 0; and not __seglog_using delete 1' -a '(__seglog_call topics)'
+
+# alter
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a alter -d 'change a topic\'s stored settings'
+complete -c seglog -n '__seglog_using alter' -l retention -x -d 'the topic\'s retention, over retention-sweep\'s flags: delete segment...'
+complete -c seglog -n '__seglog_using alter' -l retention-bytes -x -d 'the topic\'s retention, over retention-sweep\'s flags: keep at most S...'
+complete -c seglog -n '__seglog_using alter' -l segment-bytes -x -d 'roll to a new segment past this SIZE'
+complete -c seglog -n '__seglog_using alter' -l index-interval -x -d 'index every Nth record of a segment'
+complete -c seglog -n '__seglog_using alter' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
+complete -c seglog -n '__seglog_using alter' -l unset -x -a 'retention retention-bytes segment-bytes roll-after index-interval' -d 'remove the topic\'s SETTING, for the built-in default'
+complete -c seglog -n '__seglog_using alter' -l dry-run -s n -d 'print the changes without making them'
+complete -c seglog -n '__seglog_using alter' -l json -d 'print one JSON document instead of a line per change'
+complete -c seglog -n '__seglog_using alter 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using alter 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using alter; and not __seglog_using alter 0; and not __seglog_using alter 1' -a '(__seglog_call topics)'
+
+# add partitions
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a add-partitions -d 'grow a topic to more partitions'
+complete -c seglog -n '__seglog_using add-partitions' -l partitions -x -d 'the topic\'s new partition count N'
+complete -c seglog -n '__seglog_using add-partitions' -l json -d 'print one JSON document instead of a line'
+complete -c seglog -n '__seglog_using add-partitions 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using add-partitions 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using add-partitions; and not __seglog_using add-partitions 0; and not __seglog_using add-partitions 1' -a '(__seglog_call topics)'
 
 # append
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a append -d 'append records read from stdin to a topic'

@@ -16,6 +16,8 @@ _seglog_call() {
 _seglog_value_flags() {
     case $1 in
     create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    alter) echo ' --retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --data-dir -d --progress-after ' ;;
+    add-partitions) echo ' --partitions --data-dir -d --progress-after ' ;;
     append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
@@ -42,6 +44,13 @@ _seglog_flag_value() {
     create:--segment-bytes) : ;;
     create:--index-interval) : ;;
     create:--roll-after) : ;;
+    alter:--retention) : ;;
+    alter:--retention-bytes) : ;;
+    alter:--segment-bytes) : ;;
+    alter:--index-interval) : ;;
+    alter:--roll-after) : ;;
+    alter:--unset) compadd -- retention retention-bytes segment-bytes roll-after index-interval ;;
+    add-partitions:--partitions) : ;;
     append:--partition|append:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     append:--key|append:-k) : ;;
     append:--key-delimiter|append:-K) : ;;
@@ -144,6 +153,9 @@ _seglog_flag_value() {
 _seglog_flags() {
     case $1 in
     create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    delete) echo '--yes -y --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    alter) echo '--retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --dry-run -n --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    add-partitions) echo '--partitions --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -169,6 +181,9 @@ _seglog_flags() {
 _seglog_arg() {
     case $1 in
     create) : ;;
+    delete) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    alter) compadd -- ${(f)"$(_seglog_call topics)"} ;;
+    add-partitions) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     append) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     read) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     tail) compadd -- ${(f)"$(_seglog_call topics)"} ;;
@@ -212,7 +227,7 @@ _seglog_arg() {
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help ;;
+    help) compadd -- create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help ;;
     esac
 }
 
@@ -227,6 +242,9 @@ _seglog_commands() {
     local -a cmds
     cmds=(
         'create:create a topic'
+        'delete:delete topics and everything in them'
+        'alter:change a topic'\''s stored settings'
+        'add-partitions:grow a topic to more partitions'
         'append:append records read from stdin to a topic'
         'read:print a topic'\''s records'
         'tail:print a topic'\''s newest records, and with -f follow new ones as they...'

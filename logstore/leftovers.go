@@ -18,7 +18,8 @@ import (
 // RecoverDataDir removes the data directory's leftovers of interrupted
 // operations: the temporary directories of a create that did not finish
 // (.create-<topic>-<random>.tmp), of a copy or import into a new topic
-// that did not (.copy-<topic>-<random>.tmp), and the half-made topic
+// that did not (.copy-<topic>-<random>.tmp), the topic directories of
+// deletes that did not finish (.delete-<topic>-<random>.tmp), and the half-made topic
 // directories such copies by older versions left (see halfMadeTopic).
 // Nothing locks a create, so one whose topic does not exist is left alone
 // while younger than a minute: it may still be running. Copies lock what
@@ -48,8 +49,9 @@ func (s *Store) RecoverDataDir(opts RecoverOptions) ([]RecoverLeftover, error) {
 }
 
 // dataDirLeftovers lists the temporary directories in the data
-// directory of creates and of copies into a new topic, of topic ("*":
-// all). Those of copies still running are kept, and so are those of a
+// directory of creates, of copies into a new topic and of deletes, of
+// topic ("*": all). Those of copies and deletes still running are kept,
+// and so are those of a
 // create whose topic does not exist while younger than createGrace.
 func (s *Store) dataDirLeftovers(topic string) []RecoverLeftover {
 	entries, _ := os.ReadDir(s.dir)
@@ -64,6 +66,17 @@ func (s *Store) dataDirLeftovers(topic string) []RecoverLeftover {
 			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) < createGrace {
 				l.What, l.Kept = "temporary directory of a create that may still be running", true
 			}
+		}
+		left = append(left, l)
+	}
+	for _, e := range entries {
+		name, ok := tempDirTopic(e.Name(), deletePrefix)
+		if !ok || !e.IsDir() || topic != "*" && name != topic[:min(len(topic), 200)] {
+			continue
+		}
+		l := RecoverLeftover{Path: filepath.Join(s.dir, e.Name()), What: "topic directory of an interrupted delete"}
+		if deletingInUse(l.Path) {
+			l.What, l.Kept = "topic directory of a delete still running", true
 		}
 		left = append(left, l)
 	}
@@ -147,7 +160,8 @@ func tempDirTopic(name, prefix string) (string, bool) {
 
 // topicLeftovers finds (and unless dryRun removes) the leftovers of a
 // topic: hidden temporary files and directories in its directory
-// (<topic>/.*.tmp: settings being replaced, a copy or import being built,
+// (<topic>/.*.tmp: settings being replaced, a copy or import or a new
+// partition being built,
 // all under the maintenance lock we hold), and its temporary directories
 // in the data directory (see dataDirLeftovers).
 func (s *Store) topicLeftovers(topic, dir string, entries []os.DirEntry, dryRun bool) ([]RecoverLeftover, error) {
@@ -155,7 +169,9 @@ func (s *Store) topicLeftovers(topic, dir string, entries []os.DirEntry, dryRun 
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") {
 			l := RecoverLeftover{Path: filepath.Join(dir, e.Name()), What: "temporary file of an interrupted operation"}
-			if e.IsDir() {
+			if e.IsDir() && strings.HasPrefix(e.Name(), addPrefix) {
+				l.What = "partition an interrupted add-partitions was building"
+			} else if e.IsDir() {
 				l.What = "temporary directory of an interrupted copy or import"
 				if buildInUse(l.Path) {
 					// Copies build without the topic's lock until they
