@@ -89,7 +89,7 @@ func alterCommand() *cli.Command {
 	}
 	flags = append(flags,
 		unsetFlag{&cli.StringSliceFlag{Name: "unset", Usage: "remove the topic's `SETTING`, for the built-in default (or no retention); repeatable: " + topicSettingNames.list()}},
-		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the changes without making them"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "print the changes without making them"},
 		&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a line per change"},
 	)
 	return &cli.Command{

@@ -26,6 +26,7 @@ var choiceCases = []struct {
 	{"append", []string{"append", "t", "--input"}, "input", []string{"lines", "json"}},
 	{"append", []string{"append", "t", "--input", "json", "--timestamps"}, "timestamps", []string{"input", "now"}},
 	{"import", []string{"import", "src", "t", "--timestamps"}, "timestamps", []string{"now", "mtime"}},
+	{"alter", []string{"alter", "t", "--unset"}, "unset", []string{"retention", "retention-bytes", "segment-bytes", "roll-after", "index-interval"}},
 	{"dump-index", []string{"dump-index", "t", "--kind"}, "kind", []string{"index", "timeindex", "both"}},
 	{"kafka-export", []string{"kafka", "export", "--brokers", "b:9092", "t", "--compression"}, "compression", []string{"none", "gzip", "snappy", "lz4", "zstd"}},
 	{"kafka-import", []string{"kafka", "import", "--brokers", "b:9092", "t", "--from"}, "from", []string{"beginning", "end"}},

@@ -1138,6 +1138,18 @@ var cdocExits = []cdocExit{
 	{"create", 0, cdocArgs("create", "new")},
 	{"create", 1, cdocArgs("create", "t")},
 	{"create", 2, cdocArgs("create")},
+	{"delete", 0, cdocArgs("delete", "t", "--yes")},
+	{"delete", 1, cdocArgs("delete", "t", "nosuch", "--yes")},
+	{"delete", 2, cdocArgs("delete", "t")},
+	{"alter", 0, cdocArgs("alter", "t", "--retention", "30d")},
+	{"alter", 1, cdocArgs("alter", "nosuch", "--retention", "30d")},
+	{"alter", 2, cdocArgs("alter", "t")},
+	{"add-partitions", 0, cdocArgs("add-partitions", "t", "--partitions", "3")},
+	{"add-partitions", 1, func(t *testing.T, dir string) result {
+		cdocRun(t, dir, "", 0, "add-partitions", "t", "--partitions", "3")
+		return runIn(t, dir, nil, "add-partitions", "t", "--partitions", "2")
+	}},
+	{"add-partitions", 2, cdocArgs("add-partitions", "t")},
 	{"append", 0, func(t *testing.T, dir string) result { return runIn(t, dir, strings.NewReader("d\n"), "append", "t") }},
 	{"append", 1, cdocArgs("append", "nosuch")},
 	{"append", 2, cdocArgs("append", "t", "--bogus")},

@@ -37,11 +37,11 @@ func deleteCommand() *cli.Command {
 			"(describe --groups notes the topic as not found). A running 'tail -F' says the\n" +
 			"topic was deleted and waits for it to come back.\n\n" +
 			"Examples:\n" +
-			"  seglog delete old-logs\n" +
-			"  seglog delete --yes staging-orders staging-payments\n" +
-			"  seglog delete --yes tmp --json",
+			"  seglog delete users\n" +
+			"  seglog delete --yes users app-logs\n" +
+			"  seglog delete --yes users --json",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "delete without asking (needed when stdin is not a terminal)"},
+			&cli.BoolFlag{Name: "yes", Usage: "delete without asking (needed when stdin is not a terminal)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a line per topic"},
 		},
 		Action: func(c *cli.Context) error {

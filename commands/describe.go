@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -130,6 +132,9 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	default:
 		fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
 	}
+	if t.settings != nil {
+		b.WriteString(settingsLine(*t.settings))
+	}
 	var times timeFormatter
 	fromIndex := false
 	rows := make([][]string, 0, len(t.parts))
@@ -166,6 +171,16 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// settingsLine is a topic's stored settings under its title:
+// "settings: retention 7d, segment-bytes default, ...".
+func settingsLine(st logstore.Settings) string {
+	items := make([]string, len(topicSettings))
+	for i, s := range topicSettings {
+		items[i] = s.name + " " + cmp.Or(s.show(st), "default")
+	}
+	return "settings: " + strings.Join(items, ", ") + "\n"
 }
 
 // recordsCell is a RECORDS cell: a count from the indexes, which damage
@@ -205,9 +220,12 @@ type describeJSON struct {
 }
 
 type describeTopicJSON struct {
-	Topic      string                  `json:"topic"`
-	Dir        string                  `json:"dir"`
-	Layout     string                  `json:"layout,omitempty"` // simpleLayout, segmentFileLayout
+	Topic  string `json:"topic"`
+	Dir    string `json:"dir"`
+	Layout string `json:"layout,omitempty"` // simpleLayout, segmentFileLayout
+	// Settings are the topic's stored ones, as their flags take them, by
+	// the flag's name in snake case; null where unset.
+	Settings   map[string]*string      `json:"settings,omitempty"`
 	Partitions []describePartitionJSON `json:"partitions"`
 }
 
@@ -233,6 +251,12 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 	var times timeFormatter
 	for _, t := range topics {
 		tj := describeTopicJSON{Topic: t.name, Dir: t.dir, Layout: t.layout, Partitions: []describePartitionJSON{}}
+		if t.settings != nil {
+			tj.Settings = map[string]*string{}
+			for _, s := range topicSettings {
+				tj.Settings[strings.ReplaceAll(s.name, "-", "_")] = nullIfEmpty(s.show(*t.settings))
+			}
+		}
 		for _, p := range t.parts {
 			if p.missing {
 				// One object per partition, as scripts count them.

@@ -84,8 +84,9 @@ var exampleSpecs = map[string]exampleSpec{
 	"tail -F /var/log/app.log | seglog append app-logs --create":                        {skip: "follows a system log file until Ctrl-C"},
 	"seglog copy-partition orders 0 --to - | ssh host seglog import-partition orders 0": {skip: "needs another host; copy-partition's help runs the same pipe into a local data directory"},
 	"seglog completion bash > /etc/bash_completion.d/seglog":                            {skip: "installs into /etc"},
-	"source <(seglog completion zsh)":                                                   {skip: "zsh syntax, for a zsh session"},
-	"seglog completion fish > ~/.config/fish/completions/seglog.fish":                   {skip: "installs into $HOME"},
+	"seglog delete users":                                             {skip: "asks on a terminal: TestDeleteAsksOnTerminal answers it on a pseudo-terminal"},
+	"source <(seglog completion zsh)":                                 {skip: "zsh syntax, for a zsh session"},
+	"seglog completion fish > ~/.config/fish/completions/seglog.fish": {skip: "installs into $HOME"},
 	// A Kafka cluster: commands/kafka_test.go runs them against kfake.
 	"seglog kafka export --brokers kafka1:9092 --create-topic orders":                                          {skip: "needs a Kafka cluster"},
 	"seglog kafka import --brokers kafka1:9092 --follow orders":                                                {skip: "needs a Kafka cluster"},

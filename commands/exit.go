@@ -56,6 +56,18 @@ var commandExits = map[string][]exitDoc{
 		{exitOK, "the topic was created, or with --if-not-exists already existed"},
 		{exitError, "the topic already exists (without --if-not-exists), or an I/O error"},
 	},
+	"delete": {
+		{exitOK, "every topic named was deleted, or on a terminal the ones not confirmed were left"},
+		{exitError, "a topic that does not exist, or one whose maintenance lock or a partition's writer lock is held (nothing is deleted then), or an I/O error"},
+	},
+	"alter": {
+		{exitOK, "the settings were changed, or with --dry-run printed"},
+		{exitError, "the topic does not exist, its lock is held, or an I/O error"},
+	},
+	"add-partitions": {
+		{exitOK, "the partitions were added, or the topic already had that many"},
+		{exitError, "the topic does not exist, has more partitions than asked for, misses one, or its lock is held, or an I/O error"},
+	},
 	"append": {
 		{exitOK, "all of stdin was appended; also when ended by Ctrl-C or SIGTERM, after what was read is written and synced"},
 		{exitError, "the topic does not exist (without --create), a partition's writer lock is held (without --wait), a line over --max-message-bytes or a malformed --input json line (the lines before it stay appended), a corrupt record in a partition, or an I/O error"},

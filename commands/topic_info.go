@@ -45,6 +45,10 @@ type topicInfo struct {
 	partitions int // highest partition directory + 1
 	parts      []partitionInfo
 	layout     string // simpleLayout, segmentFileLayout, or "" for a topic or partition directory
+	// settings are the topic's stored ones; nil for a partition directory
+	// or a log named by path, which have none of their own, and when they
+	// could not be read.
+	settings *logstore.Settings
 }
 
 // missing lists the partitions without a directory (fewer than
@@ -77,6 +81,13 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 		t.layout = simpleLayout
 	case ct.file:
 		t.layout = segmentFileLayout
+	case ct.found.Count > 0:
+		st, err := logstore.ReadTopicSettings(ct.dir)
+		if err != nil {
+			*probs = append(*probs, err)
+		} else {
+			t.settings = &st
+		}
 	}
 	for _, c := range ct.parts {
 		pi := partitionInfo{partition: c.number, last: c.last, missing: c.missing}

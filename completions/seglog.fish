@@ -146,7 +146,7 @@ complete -c seglog -n '__seglog_using create' -l roll-after -x -d 'roll a segmen
 
 # delete
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a delete -d 'delete topics and everything in them'
-complete -c seglog -n '__seglog_using delete' -l yes -s y -d 'delete without asking'
+complete -c seglog -n '__seglog_using delete' -l yes -d 'delete without asking'
 complete -c seglog -n '__seglog_using delete' -l json -d 'print one JSON document instead of a line per topic'
 complete -c seglog -n '__seglog_using delete 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using delete 1' -a '(__seglog_call topics)'
@@ -160,7 +160,7 @@ complete -c seglog -n '__seglog_using alter' -l segment-bytes -x -d 'roll to a n
 complete -c seglog -n '__seglog_using alter' -l index-interval -x -d 'index every Nth record of a segment'
 complete -c seglog -n '__seglog_using alter' -l roll-after -x -d 'roll a segment whose first record is older than DURATION'
 complete -c seglog -n '__seglog_using alter' -l unset -x -a 'retention retention-bytes segment-bytes roll-after index-interval' -d 'remove the topic\'s SETTING, for the built-in default'
-complete -c seglog -n '__seglog_using alter' -l dry-run -s n -d 'print the changes without making them'
+complete -c seglog -n '__seglog_using alter' -l dry-run -d 'print the changes without making them'
 complete -c seglog -n '__seglog_using alter' -l json -d 'print one JSON document instead of a line per change'
 complete -c seglog -n '__seglog_using alter 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using alter 1' -a '(__seglog_call topics)'

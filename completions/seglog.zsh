@@ -153,8 +153,8 @@ _seglog_flag_value() {
 _seglog_flags() {
     case $1 in
     create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    delete) echo '--yes -y --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    alter) echo '--retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --dry-run -n --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    delete) echo '--yes --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    alter) echo '--retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     add-partitions) echo '--partitions --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -20,6 +21,12 @@ var ErrInvalidSettings = errors.New("invalid topic settings")
 // MaxSizeSetting bounds the byte sizes a topic stores (segment_bytes,
 // retention_bytes), as create's size flags do: under 2^62.
 const MaxSizeSetting = 1<<62 - 1
+
+// ReadTopicSettings reads the stored settings of the topic directory dir;
+// none when it stores none.
+func ReadTopicSettings(dir string) (Settings, error) {
+	return readSettings(filepath.Join(dir, settingsFile))
+}
 
 // readSettings reads a topic's settings file; none when there is none.
 // Anything else than what create stores is an error naming the file:
