@@ -178,10 +178,9 @@ func runAlter(e *env, o alterOptions) error {
 		fmt.Fprintf(&b, "%s: %s -> %s\n", s.name, orDefault(was), orDefault(is))
 	}
 	if o.json {
-		return writeJSONDocument(e.stdout, doc)
-	}
-	if _, err := fmt.Fprint(e.stdout, b.String()); err != nil {
-		return err
+		err = writeJSONDocument(e.stdout, doc)
+	} else {
+		_, err = fmt.Fprint(e.stdout, b.String())
 	}
 	switch {
 	case len(doc.Changes) == 0:
@@ -189,7 +188,7 @@ func runAlter(e *env, o alterOptions) error {
 	case o.dryRun:
 		e.info("dry run: topic %s was left as it is", o.topic)
 	}
-	return nil
+	return err
 }
 
 func orDefault(v string) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/internal/testcheckout"
@@ -48,6 +49,7 @@ func TestScript(t *testing.T) {
 			"exitcode":    cmdExitcode,
 			"writerecord": cmdWriteRecord,
 			"writeentry":  cmdWriteEntry,
+			"holdlock":    cmdHoldLock,
 		},
 	})
 }
@@ -180,4 +182,17 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("seglog %q: exit status %d, want %d", args[1:], got, want)
 	}
+}
+
+// holdlock DIR: flock DIR exclusively until the script ends, as a writer
+// holds a partition's lock and a sweep a topic's, so commands meet a lock
+// held by another process (this one).
+func cmdHoldLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: holdlock DIR")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Check(unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+	ts.Defer(func() { f.Close() })
 }

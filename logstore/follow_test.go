@@ -879,3 +879,41 @@ func TestFollowEmptyDirectory(t *testing.T) {
 		ftExpect(t, f, 0, 3)
 	})
 }
+
+// The topic deleted while followed: the follower says so, not that a
+// partition directory went, and reads the topic made again.
+func TestFollowTopicDeletedAndBack(t *testing.T) {
+	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
+		data := t.TempDir()
+		s := Open(data)
+		if err := s.CreateTopic("t", 1, Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		dir := s.PartitionDir("t", 0)
+		if err := os.WriteFile(ftLog(dir, 0), ftRecords(0, 5), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var warns ftWarnings
+		opts.Warn = warns.warn
+		opts.Poll = 2 * time.Millisecond // while the directory is gone
+		f := ftFollow(t, dir, 0, opts)
+		tune(f)
+		ftExpect(t, f, 0, 5)
+		d, err := s.LockTopicForDelete("t", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Delete(); err != nil {
+			t.Fatal(err)
+		}
+		ftNothing(t, f, 50*time.Millisecond)
+		if ws := warns.all(); len(ws) != 1 || !strings.Contains(ws[0], "the topic of t/0 was deleted") || !strings.Contains(ws[0], "waiting for it to come back") {
+			t.Fatalf("warnings %q", ws)
+		}
+		if err := s.CreateTopic("t", 1, Settings{}); err != nil {
+			t.Fatal(err)
+		}
+		ftAppendFile(t, ftLog(dir, 0), ftRecords(0, 3))
+		ftExpect(t, f, 0, 3)
+	})
+}

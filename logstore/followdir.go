@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +90,12 @@ func (f *Follower) openDir() error {
 func (f *Follower) setGone() {
 	if !f.gone {
 		f.gone = true
-		f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
+		if _, err := os.Lstat(filepath.Dir(f.dir)); errors.Is(err, fs.ErrNotExist) {
+			// Its topic directory went with it: delete, not retention.
+			f.warnf("the topic of %s was deleted (%s is gone); waiting for it to come back", f.name, filepath.Dir(f.dir))
+		} else {
+			f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
+		}
 		f.updatePolling()
 	}
 }
