@@ -836,6 +836,26 @@ var cdocJSONCases = []cdocJSONCase{
 		none := cdocRun(t, dir, "", 0, "import", empty, "imp", "--json")
 		return []string{good.stdout, stopped.stdout, none.stdout}
 	}},
+	{name: "delete", tables: map[string]string{"": "`delete --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "a", "--partitions", "2")
+		cdocRun(t, dir, "x\n", 0, "append", "a")
+		cdocRun(t, dir, "", 0, "create", "b")
+		return []string{cdocRun(t, dir, "", 0, "delete", "a", "b", "--yes", "--json").stdout}
+	}},
+	{name: "alter", tables: map[string]string{"": "`alter --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "a", "--retention", "7d")
+		return []string{
+			cdocRun(t, dir, "", 0, "alter", "a", "--unset", "retention", "--segment-bytes", "1MiB", "--dry-run", "--json").stdout,
+			cdocRun(t, dir, "", 0, "alter", "a", "--retention", "7d", "--json").stdout,
+		}
+	}},
+	{name: "add-partitions", tables: map[string]string{"": "`add-partitions --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "a")
+		return []string{cdocRun(t, dir, "", 0, "add-partitions", "a", "--partitions", "3", "--json").stdout}
+	}},
 	{name: "kafka", tables: map[string]string{"": "`kafka export --json` and `kafka import --json`"}, outputs: func(t *testing.T) []string {
 		addr := cdocKafka(t)
 		dir := t.TempDir()
