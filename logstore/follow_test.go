@@ -880,25 +880,50 @@ func TestFollowEmptyDirectory(t *testing.T) {
 	})
 }
 
-// The topic deleted while followed: the follower says so, not that a
-// partition directory went, and reads the topic made again.
+// The topic deleted while its partitions are followed: the set says so
+// once, not once per partition directory, and reads the topic made again.
 func TestFollowTopicDeletedAndBack(t *testing.T) {
 	ftModes(t, func(t *testing.T, opts FollowOptions, tune func(*Follower)) {
-		data := t.TempDir()
-		s := Open(data)
-		if err := s.CreateTopic("t", 1, Settings{}); err != nil {
+		s := Open(t.TempDir())
+		if err := s.CreateTopic("t", 2, Settings{}); err != nil {
 			t.Fatal(err)
 		}
-		dir := s.PartitionDir("t", 0)
-		if err := os.WriteFile(ftLog(dir, 0), ftRecords(0, 5), 0o644); err != nil {
-			t.Fatal(err)
+		for p := range 2 {
+			if err := os.WriteFile(ftLog(s.PartitionDir("t", p), 0), ftRecords(0, 2), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var warns ftWarnings
 		opts.Warn = warns.warn
-		opts.Poll = 2 * time.Millisecond // while the directory is gone
-		f := ftFollow(t, dir, 0, opts)
-		tune(f)
-		ftExpect(t, f, 0, 5)
+		opts.Poll = 2 * time.Millisecond // while the directories are gone
+		set := NewFollowSet(opts)
+		t.Cleanup(func() { set.Close() })
+		var members []*Follower
+		for p := range 2 {
+			f, err := set.Add(s.PartitionDir("t", p), fmt.Sprintf("t/%d", p), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tune(f)
+			members = append(members, f)
+		}
+		next := func(d time.Duration) *Follower {
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			defer cancel()
+			f, ok := set.Next(ctx)
+			if !ok && f != nil {
+				t.Fatalf("following: %v", f.Err())
+			}
+			if !ok {
+				return nil
+			}
+			return f
+		}
+		for range 4 {
+			if next(5*time.Second) == nil {
+				t.Fatal("no record within 5 s")
+			}
+		}
 		d, err := s.LockTopicForDelete("t", 0)
 		if err != nil {
 			t.Fatal(err)
@@ -906,14 +931,41 @@ func TestFollowTopicDeletedAndBack(t *testing.T) {
 		if err := d.Delete(); err != nil {
 			t.Fatal(err)
 		}
-		ftNothing(t, f, 50*time.Millisecond)
-		if ws := warns.all(); len(ws) != 1 || !strings.Contains(ws[0], "the topic of t/0 was deleted") || !strings.Contains(ws[0], "waiting for it to come back") {
+		// Until both followers have seen their directory go.
+		for deadline := time.Now().Add(5 * time.Second); !members[0].gone || !members[1].gone; {
+			if time.Now().After(deadline) {
+				t.Fatal("the followers did not notice the delete within 5 s")
+			}
+			if f := next(10 * time.Millisecond); f != nil {
+				t.Fatalf("record %d of %s after the delete", f.Record().Offset, f.name)
+			}
+		}
+		if ws := warns.all(); len(ws) != 1 || ws[0] != fmt.Sprintf("topic t was deleted (%s is gone); waiting for it to come back", filepath.Join(s.Dir(), "t")) {
 			t.Fatalf("warnings %q", ws)
 		}
 		if err := s.CreateTopic("t", 1, Settings{}); err != nil {
 			t.Fatal(err)
 		}
-		ftAppendFile(t, ftLog(dir, 0), ftRecords(0, 3))
-		ftExpect(t, f, 0, 3)
+		w, err := s.OpenWriter("t", 0, WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := w.Append(int64(i+1), nil, []byte(fmt.Sprintf("new %d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for o := uint64(0); o < 3; o++ {
+			f := next(5 * time.Second)
+			if f == nil {
+				t.Fatal("no record of the new topic within 5 s")
+			}
+			if r := f.Record(); r.Offset != o || string(r.Value) != fmt.Sprintf("new %d", o) {
+				t.Fatalf("record %d %q of the new topic, want %d", r.Offset, r.Value, o)
+			}
+		}
 	})
 }

@@ -80,6 +80,7 @@ func (f *Follower) openDir() error {
 	f.d, f.dfd = os.NewFile(uintptr(dfd), f.dir), dfd
 	if f.gone {
 		f.gone = false
+		delete(f.set.topicsGone, filepath.Dir(f.dir))
 		f.addWatch()
 		f.updatePolling()
 	}
@@ -90,9 +91,14 @@ func (f *Follower) openDir() error {
 func (f *Follower) setGone() {
 	if !f.gone {
 		f.gone = true
-		if _, err := os.Lstat(filepath.Dir(f.dir)); errors.Is(err, fs.ErrNotExist) {
-			// Its topic directory went with it: delete, not retention.
-			f.warnf("the topic of %s was deleted (%s is gone); waiting for it to come back", f.name, filepath.Dir(f.dir))
+		topicDir := filepath.Dir(f.dir)
+		if _, err := os.Lstat(topicDir); errors.Is(err, fs.ErrNotExist) {
+			// Its topic directory went with it: a delete, said once for
+			// all the topic's partitions.
+			if !f.set.topicsGone[topicDir] {
+				f.set.topicsGone[topicDir] = true
+				f.warnf("topic %s was deleted (%s is gone); waiting for it to come back", filepath.Dir(f.name), topicDir)
+			}
 		} else {
 			f.warnf("the partition directory of %s (%s) is gone; waiting for it to come back", f.name, f.dir)
 		}
@@ -115,6 +121,9 @@ func (f *Follower) checkDir(rewatch bool) (bool, error) {
 		return false, &os.PathError{Op: "stat", Path: f.dir, Err: err}
 	}
 	wasGone := f.gone
+	if wasGone {
+		delete(f.set.topicsGone, filepath.Dir(f.dir))
+	}
 	if (fileID{dev: uint64(st.Dev), ino: st.Ino}) == f.dirID {
 		if wasGone {
 			f.gone = false

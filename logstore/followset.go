@@ -40,9 +40,12 @@ type FollowSet struct {
 	watchFailed bool                // a watch could not be added (warned)
 
 	members []*Follower
-	ready   []*Follower // members to step, in turn
-	burst   int         // records ready[0] returned in a row
-	polled  int         // members polling: unwatched, or their directory gone
+	// topicsGone holds the topic directories of members whose partition
+	// directory went with them (warned about once, see setGone).
+	topicsGone map[string]bool
+	ready      []*Follower // members to step, in turn
+	burst      int         // records ready[0] returned in a row
+	polled     int         // members polling: unwatched, or their directory gone
 
 	holding list.List // members holding files open, most recently read first
 	limit   int
@@ -60,7 +63,7 @@ func NewFollowSet(opts FollowOptions) *FollowSet {
 		opts.Warn = func(string) {}
 	}
 	now := time.Now()
-	return &FollowSet{opts: opts, recheck: followRecheck, watched: map[int][]*Follower{}, limit: followOpenLimit(),
+	return &FollowSet{opts: opts, recheck: followRecheck, watched: map[int][]*Follower{}, topicsGone: map[string]bool{}, limit: followOpenLimit(),
 		lastPoll: now, lastRecheck: now}
 }
 
