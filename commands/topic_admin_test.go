@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -258,4 +259,29 @@ func TestCrashDelete(t *testing.T) {
 		}
 		s.state(t, map[bool]string{true: "topic whole", false: "topic gone"}[before])
 	})
+}
+
+// A tail -F of a topic deleted and made again says once that it was
+// deleted, waits, and prints the new topic's records.
+func TestTailFollowsDeletedTopic(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t", "--partitions", "2")
+	mustRun(t, dir, "a\nb\n", "append", "t")
+	tail := startTail(t, dir, "-F", "t", "--count", "3")
+	eventually(t, 10*time.Second, "tail -F to print the records there", func() bool { return len(tail.got()) == 2 })
+	mustRun(t, dir, "", "delete", "t", "--yes")
+	eventually(t, 10*time.Second, "tail -F to say the topic was deleted", func() bool {
+		return strings.Contains(tail.stderr.String(), "topic t was deleted")
+	})
+	mustRun(t, dir, "", "create", "t")
+	mustRun(t, dir, "new\n", "append", "t")
+	if code := tail.wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("tail -F exited %d: %s", code, tail.stderr)
+	}
+	if got := tail.got(); len(got) != 3 || got[2] != "new" {
+		t.Errorf("tail -F printed %q", got)
+	}
+	if n := strings.Count(tail.stderr.String(), "was deleted"); n != 1 {
+		t.Errorf("said %d times that the topic was deleted; stderr:\n%s", n, tail.stderr)
+	}
 }
