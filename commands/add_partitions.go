@@ -28,7 +28,7 @@ func addPartitionsCommand() *cli.Command {
 			"  seglog add-partitions orders --partitions 6\n" +
 			"  seglog -q add-partitions orders --partitions 12 --json",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "partitions", Usage: "the topic's new partition count `N`"},
+			&cli.IntFlag{Name: "partitions", Usage: "the topic's new partition count `N`", DefaultText: "none: required"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a line"},
 		},
 		Action: func(c *cli.Context) error {

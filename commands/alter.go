@@ -79,12 +79,13 @@ type alterOptions struct {
 func alterCommand() *cli.Command {
 	flags := append(retentionFlags(), segmentFlags()...)
 	for _, f := range flags {
-		// The defaults the shared flags name are the topic's: none here.
+		// The defaults the shared flags name are create's and append's:
+		// here an absent flag leaves the setting as it is.
 		switch f := f.(type) {
 		case *cli.StringFlag:
-			f.DefaultText = ""
+			f.DefaultText = "unchanged"
 		case *cli.IntFlag:
-			f.DefaultText = ""
+			f.DefaultText = "unchanged"
 		}
 	}
 	flags = append(flags,
