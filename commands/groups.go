@@ -192,8 +192,12 @@ func runGroupsList(e *env, asJSON bool) error {
 	return probs.err()
 }
 
-// groupListJSON is one element of 'groups --json'.
+// groupListJSON is 'groups --json”s document.
 type groupListJSON struct {
+	Groups []groupListEntryJSON `json:"groups"`
+}
+
+type groupListEntryJSON struct {
 	Group        string   `json:"group"`
 	Topics       []string `json:"topics"`
 	LastCommit   *string  `json:"last_commit"`
@@ -203,10 +207,10 @@ type groupListJSON struct {
 }
 
 func writeGroupListJSON(w io.Writer, list []groupSummary) error {
-	doc := make([]groupListJSON, 0, len(list))
+	doc := groupListJSON{Groups: make([]groupListEntryJSON, 0, len(list))}
 	var times timeFormatter
 	for _, g := range list {
-		gj := groupListJSON{Group: g.name, Topics: append([]string{}, g.topics...)}
+		gj := groupListEntryJSON{Group: g.name, Topics: append([]string{}, g.topics...)}
 		if !g.last.IsZero() {
 			s, ns := string(times.append(nil, g.last.UnixNano())), g.last.UnixNano()
 			gj.LastCommit, gj.LastCommitNS = &s, &ns
@@ -217,7 +221,7 @@ func writeGroupListJSON(w io.Writer, list []groupSummary) error {
 		if g.err != nil {
 			gj.Error = errorLine(g.err)
 		}
-		doc = append(doc, gj)
+		doc.Groups = append(doc.Groups, gj)
 	}
 	return writeJSONDocument(w, doc)
 }
@@ -350,7 +354,7 @@ func groupsDeleteCommand() *cli.Command {
 			"deleted.\n\n" +
 			"Examples:\n" +
 			"  seglog groups delete billing\n" +
-			"  seglog groups delete old-1 old-2 --json",
+			"  seglog groups delete billing --json",
 		Flags: append([]cli.Flag{jsonFlag("print what was deleted as JSON")}, groupWaitFlags()...),
 		Action: func(c *cli.Context) error {
 			names, err := groupNameArgs(c, true)
@@ -366,7 +370,11 @@ func groupsDeleteCommand() *cli.Command {
 	}
 }
 
-// groupDeletedJSON is one element of 'groups delete --json'.
+// groupsDeletedJSON is 'groups delete --json”s document.
+type groupsDeletedJSON struct {
+	Groups []groupDeletedJSON `json:"groups"`
+}
+
 type groupDeletedJSON struct {
 	Group   string `json:"group"`
 	Deleted bool   `json:"deleted"`
@@ -376,13 +384,13 @@ type groupDeletedJSON struct {
 func runGroupsDelete(e *env, names []string, wait time.Duration, asJSON bool) error {
 	store := logstore.Open(e.dataDir)
 	var probs problems
-	doc := make([]groupDeletedJSON, 0, len(names))
+	doc := groupsDeletedJSON{Groups: make([]groupDeletedJSON, 0, len(names))}
 	for _, name := range slices.Compact(slices.Clone(names)) {
 		err := store.DeleteGroup(name, wait)
-		doc = append(doc, groupDeletedJSON{Group: name, Deleted: err == nil})
+		doc.Groups = append(doc.Groups, groupDeletedJSON{Group: name, Deleted: err == nil})
 		if err != nil {
 			err = groupMissing(lockAdvice(err, wait))
-			doc[len(doc)-1].Error = errorLine(err)
+			doc.Groups[len(doc.Groups)-1].Error = errorLine(err)
 			probs = append(probs, err)
 			continue
 		}
@@ -421,16 +429,16 @@ func groupsResetCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog groups reset billing --to-earliest --dry-run\n" +
 			"  seglog groups reset billing --topic orders --to-datetime 2026-01-02T15:00:00Z\n" +
-			"  seglog groups reset billing --topic orders --partition 1 --shift-by -100",
+			"  seglog groups reset billing --topic orders --shift-by -100",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "topic", Usage: "reset in topic `T` only", DefaultText: "every topic the group committed"},
-			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "with --topic: reset partition `P` only", DefaultText: "all"},
+			&cli.IntFlag{Name: "partition", Value: -1, Usage: "with --topic: reset partition `P` only", DefaultText: "all"},
 			&cli.BoolFlag{Name: "to-earliest", Usage: "to each partition's first offset"},
 			&cli.BoolFlag{Name: "to-latest", Usage: "to each partition's next offset"},
 			&cli.StringFlag{Name: "to-offset", Usage: "to offset `N`"},
 			&cli.StringFlag{Name: "to-datetime", Usage: "to the first record at or after `TIME`, as read --since"},
 			&cli.StringFlag{Name: "shift-by", Usage: "move each committed position by `N` (negative: back)"},
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "execute", Usage: "commit the plan: what happens without --dry-run (for kafka-consumer-groups' habit)"},
 			jsonFlag("print the plan as JSON"),
 		}, groupWaitFlags()...),
