@@ -404,32 +404,43 @@ func (s *Store) ResetGroup(name string, scope ResetScope, target ResetTarget, dr
 	if err := format.ValidateTopic(name); err != nil {
 		return nil, err
 	}
-	if scope.Topic != "" {
-		// Before the group is made: a reset that cannot be done leaves none.
-		if _, err := s.Topic(scope.Topic); err != nil {
-			return nil, err
-		}
-	}
-	var current map[string]map[int]uint64
-	var g *Group
 	commits, err := s.GroupCommits(name)
-	switch {
-	case errors.Is(err, ErrGroupNotFound) && scope.Topic != "":
-	case err != nil:
+	if err != nil && (scope.Topic == "" || !errors.Is(err, ErrGroupNotFound)) {
 		return nil, err
-	case dryRun:
-		current = map[string]map[int]uint64{}
-		for _, c := range commits {
-			current[c.Topic] = c.Partitions
-		}
 	}
-	if !dryRun {
-		if g, err = s.OpenGroup(name, wait); err != nil {
+	current := map[string]map[int]uint64{}
+	for _, c := range commits {
+		current[c.Topic] = c.Partitions
+	}
+	// Planned without the lock first, so that a reset that cannot be done
+	// fails before the group is made.
+	plan, err := s.planReset(name, scope, current, target)
+	if err != nil || dryRun {
+		return plan, err
+	}
+	g, err := s.OpenGroup(name, wait)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	// Again under the lock: a reader may have moved on since.
+	if plan, err = s.planReset(name, scope, g.pos, target); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(plan); {
+		topic, next := plan[i].Topic, map[int]uint64{}
+		for ; i < len(plan) && plan[i].Topic == topic; i++ {
+			next[plan[i].Partition] = plan[i].New
+		}
+		if err := g.Commit(topic, next); err != nil {
 			return nil, err
 		}
-		defer g.Close()
-		current = g.pos // read again under the lock: a reader may have moved on
 	}
+	return plan, nil
+}
+
+// planReset plans ResetGroup from the group's positions, current.
+func (s *Store) planReset(name string, scope ResetScope, current map[string]map[int]uint64, target ResetTarget) ([]ResetPosition, error) {
 	topics := []string{scope.Topic}
 	if scope.Topic == "" {
 		topics = slices.Sorted(maps.Keys(current))
@@ -445,18 +456,6 @@ func (s *Store) ResetGroup(name string, scope ResetScope, target ResetTarget, dr
 		}
 		plan = append(plan, rows...)
 	}
-	if dryRun {
-		return plan, nil
-	}
-	for i := 0; i < len(plan); {
-		topic, next := plan[i].Topic, map[int]uint64{}
-		for ; i < len(plan) && plan[i].Topic == topic; i++ {
-			next[plan[i].Partition] = plan[i].New
-		}
-		if err := g.Commit(topic, next); err != nil {
-			return nil, err
-		}
-	}
 	return plan, nil
 }
 
@@ -465,7 +464,7 @@ func (s *Store) ResetGroup(name string, scope ResetScope, target ResetTarget, dr
 func (s *Store) planTopicReset(group, topic string, partition int, current map[int]uint64, target ResetTarget) ([]ResetPosition, error) {
 	t, err := s.Topic(topic)
 	if err != nil {
-		return nil, fmt.Errorf("reset group %s: %w", group, err)
+		return nil, err
 	}
 	parts := []int{partition}
 	if partition < 0 {
