@@ -397,7 +397,7 @@ type ResetPosition struct {
 //
 // A partition the group never committed is given a position, except by
 // ResetShiftBy, which has nothing to shift it from: those are left out
-// (and a --partition naming one is an error). A group that does not
+// (and a Partition naming one is an error). A group that does not
 // exist is an error without a Topic; with one, the reset makes it, as
 // Kafka's does.
 func (s *Store) ResetGroup(name string, scope ResetScope, target ResetTarget, dryRun bool, wait time.Duration) ([]ResetPosition, error) {
