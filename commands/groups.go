@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -59,8 +60,8 @@ func groupWaitFlags() []cli.Flag {
 	}
 }
 
-// groupNameArg checks a subcommand's group NAME arguments: at least one,
-// at most one unless many.
+// groupNameArgs returns a subcommand's group NAME arguments, checked: at
+// least one, at most one unless many.
 func groupNameArgs(c *cli.Context, many bool) ([]string, error) {
 	names := c.Args().Slice()
 	switch {
@@ -70,8 +71,8 @@ func groupNameArgs(c *cli.Context, many bool) ([]string, error) {
 		return nil, usagef("one group NAME only, not %q too (see '%s --help')", names[1], c.Command.HelpName)
 	}
 	for _, n := range names {
-		if err := checkTopicName(n); err != nil {
-			return nil, usagef("invalid group name %s", strings.TrimPrefix(err.Error(), "invalid topic name "))
+		if err := format.ValidateTopic(n); err != nil {
+			return nil, usagef("invalid group name %s", strings.TrimPrefix(err.Error(), format.ErrTopicName.Error()+" "))
 		}
 	}
 	return names, nil
@@ -85,9 +86,9 @@ func groupMissing(err error) error {
 	return err
 }
 
-// groupPartitions are a group's positions beside the partitions' bounds:
-// every partition of the topics it committed, by topic then partition.
-// committed is false for a partition the group never committed.
+// groupPartitionRow is a partition of a group's topics beside its bounds,
+// as groups describe shows it; committedKnown is false for a partition
+// the group never committed.
 type groupPartitionRow struct {
 	groupPartitionInfo
 	committedKnown bool
@@ -192,7 +193,7 @@ func runGroupsList(e *env, asJSON bool) error {
 	return probs.err()
 }
 
-// groupListJSON is 'groups --json”s document.
+// groupListJSON is the document of 'groups --json'.
 type groupListJSON struct {
 	Groups []groupListEntryJSON `json:"groups"`
 }
@@ -211,10 +212,7 @@ func writeGroupListJSON(w io.Writer, list []groupSummary) error {
 	var times timeFormatter
 	for _, g := range list {
 		gj := groupListEntryJSON{Group: g.name, Topics: append([]string{}, g.topics...)}
-		if !g.last.IsZero() {
-			s, ns := string(times.append(nil, g.last.UnixNano())), g.last.UnixNano()
-			gj.LastCommit, gj.LastCommitNS = &s, &ns
-		}
+		gj.LastCommit, gj.LastCommitNS = jsonTime(&times, g.last)
 		if g.lagKnown {
 			gj.Lag = &g.lag
 		}
@@ -224,6 +222,16 @@ func writeGroupListJSON(w io.Writer, list []groupSummary) error {
 		doc.Groups = append(doc.Groups, gj)
 	}
 	return writeJSONDocument(w, doc)
+}
+
+// jsonTime is a time's two JSON fields (docs/cli.md, JSON output): both
+// nil for the zero time, which stands for none.
+func jsonTime(times *timeFormatter, t time.Time) (*string, *int64) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	s, ns := string(times.append(nil, t.UnixNano())), t.UnixNano()
+	return &s, &ns
 }
 
 func groupsDescribeCommand() *cli.Command {
@@ -297,7 +305,7 @@ func runGroupsDescribe(e *env, name string, asJSON bool) error {
 	return probs.err()
 }
 
-// groupDescribeJSON is 'groups describe --json”s document.
+// groupDescribeJSON is the document of 'groups describe --json'.
 type groupDescribeJSON struct {
 	Group      string                       `json:"group"`
 	Dir        string                       `json:"dir"`
@@ -323,10 +331,7 @@ func writeGroupDescribeJSON(w io.Writer, name, dir string, rows []groupPartition
 		pj := groupDescribePartitionJSON{Topic: r.topic, Partition: r.partition, Note: r.note}
 		if r.committedKnown {
 			pj.Current = &r.committed
-			if !r.updated.IsZero() {
-				s, ns := string(times.append(nil, r.updated.UnixNano())), r.updated.UnixNano()
-				pj.Updated, pj.UpdatedNS = &s, &ns
-			}
+			pj.Updated, pj.UpdatedNS = jsonTime(&times, r.updated)
 		}
 		if r.known {
 			start, next, lag := r.start, r.next, r.lag()
@@ -370,7 +375,7 @@ func groupsDeleteCommand() *cli.Command {
 	}
 }
 
-// groupsDeletedJSON is 'groups delete --json”s document.
+// groupsDeletedJSON is the document of 'groups delete --json'.
 type groupsDeletedJSON struct {
 	Groups []groupDeletedJSON `json:"groups"`
 }
@@ -548,7 +553,7 @@ func runGroupsReset(e *env, o groupsResetOptions) error {
 		rows := make([][]string, 0, len(plan))
 		for _, r := range plan {
 			row := []string{r.Topic, strconv.Itoa(r.Partition), "-", strconv.FormatUint(r.New, 10),
-				strconv.FormatUint(r.Start, 10), strconv.FormatUint(r.Next, 10), clampNote(r.Clamp)}
+				strconv.FormatUint(r.Start, 10), strconv.FormatUint(r.Next, 10), clampWords[r.Clamp].note}
 			if r.HasCurrent {
 				row[2] = strconv.FormatUint(r.Current, 10)
 			}
@@ -569,18 +574,14 @@ func runGroupsReset(e *env, o groupsResetOptions) error {
 	return nil
 }
 
-// clampNote says why a reset position is not the one asked for.
-func clampNote(c logstore.Clamp) string {
-	switch c {
-	case logstore.ClampedToStart:
-		return "clamped to log start"
-	case logstore.ClampedToEnd:
-		return "clamped to log end"
-	}
-	return ""
+// clampWords tell a reset position that is not the one asked for: in
+// the plan's NOTE, and as --json's "clamped".
+var clampWords = map[logstore.Clamp]struct{ note, json string }{
+	logstore.ClampedToStart: {"clamped to log start", "start"},
+	logstore.ClampedToEnd:   {"clamped to log end", "end"},
 }
 
-// resetJSON is 'groups reset --json”s document.
+// resetJSON is the document of 'groups reset --json'.
 type resetJSON struct {
 	Group      string               `json:"group"`
 	DryRun     bool                 `json:"dry_run"`
@@ -604,13 +605,8 @@ func writeResetJSON(w io.Writer, o groupsResetOptions, plan []logstore.ResetPosi
 		if r.HasCurrent {
 			pj.Current = &r.Current
 		}
-		switch r.Clamp {
-		case logstore.ClampedToStart:
-			s := "start"
-			pj.Clamped = &s
-		case logstore.ClampedToEnd:
-			s := "end"
-			pj.Clamped = &s
+		if w, ok := clampWords[r.Clamp]; ok {
+			pj.Clamped = &w.json
 		}
 		doc.Partitions = append(doc.Partitions, pj)
 	}
