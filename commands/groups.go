@@ -37,8 +37,11 @@ func groupsCommand() *cli.Command {
 			"  seglog groups describe billing\n" +
 			"  seglog groups reset billing --to-datetime 2h --dry-run\n" +
 			"  seglog groups delete billing",
-		Flags:       []cli.Flag{jsonFlag("print the list as JSON")},
-		Subcommands: []*cli.Command{groupsDescribeCommand(), groupsDeleteCommand(), groupsResetCommand()},
+		Flags: []cli.Flag{jsonFlag("print the list as JSON")},
+		// Its own exit statuses, which setupHelp gives only commands
+		// without subcommands.
+		CustomHelpTemplate: cli.SubcommandHelpTemplate + exitHelp("groups"),
+		Subcommands:        []*cli.Command{groupsDescribeCommand(), groupsDeleteCommand(), groupsResetCommand()},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("groups: unknown command %q (see 'seglog groups --help')", c.Args().First())
@@ -444,7 +447,7 @@ func groupsResetCommand() *cli.Command {
 			&cli.StringFlag{Name: "to-datetime", Usage: "to the first record at or after `TIME`, as read --since"},
 			&cli.StringFlag{Name: "shift-by", Usage: "move each committed position by `N` (negative: back)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "execute", Usage: "commit the plan: what happens without --dry-run (for kafka-consumer-groups' habit)"},
+			&cli.BoolFlag{Name: "execute", Usage: "accepted for kafka-consumer-groups' habit: committing is the default"},
 			jsonFlag("print the plan as JSON"),
 		}, groupWaitFlags()...),
 		Action: func(c *cli.Context) error {
@@ -540,8 +543,11 @@ func runGroupsReset(e *env, o groupsResetOptions) error {
 	store := logstore.Open(e.dataDir)
 	plan, err := store.ResetGroup(o.name, o.scope, o.target, o.dryRun, o.wait)
 	if err != nil {
-		if errors.Is(err, logstore.ErrTopicNotFound) {
-			return missingTopic(err, e.dataDir, "create")
+		switch {
+		case errors.Is(err, logstore.ErrTopicNotFound) && o.scope.Topic != "":
+			return missingTopic(err, e.dataDir, "seglog create "+o.scope.Topic)
+		case errors.Is(err, logstore.ErrTopicNotFound):
+			return fmt.Errorf("%w, though group %s has positions in it (reset its other topics with --topic, or delete the group)", err, o.name)
 		}
 		return groupMissing(lockAdvice(err, o.wait))
 	}

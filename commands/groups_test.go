@@ -436,4 +436,15 @@ func TestGroupsResetRefusals(t *testing.T) {
 	if !equalStrings(names, []string{"fresh", "g"}) {
 		t.Errorf("groups %q: a refused reset must make none", names)
 	}
+	// A topic gone from under the group: named, with what to do.
+	gone := gpTopic(t, []int{3}, 0)
+	grCommit(t, gone, "g", map[int]uint64{0: 1})
+	if err := os.RemoveAll(filepath.Join(gone, "t")); err != nil {
+		t.Fatal(err)
+	}
+	r = runIn(t, gone, nil, "groups", "reset", "g", "--to-earliest")
+	if r.code != exitError {
+		t.Errorf("topic gone: exit %d", r.code)
+	}
+	wantOneErrorLine(t, r.stderr, "topic t", "not found", "group g has positions in it", "--topic")
 }

@@ -300,7 +300,7 @@ complete -c seglog -n '__seglog_using groups-reset' -l to-offset -x -d 'to offse
 complete -c seglog -n '__seglog_using groups-reset' -l to-datetime -x -d 'to the first record at or after TIME, as read --since'
 complete -c seglog -n '__seglog_using groups-reset' -l shift-by -x -d 'move each committed position by N'
 complete -c seglog -n '__seglog_using groups-reset' -l dry-run -d 'print the plan and change nothing'
-complete -c seglog -n '__seglog_using groups-reset' -l execute -d 'commit the plan: what happens without --dry-run'
+complete -c seglog -n '__seglog_using groups-reset' -l execute -d 'accepted for kafka-consumer-groups\' habit: committing is the default'
 complete -c seglog -n '__seglog_using groups-reset' -l json -d 'print the plan as JSON'
 complete -c seglog -n '__seglog_using groups-reset' -l wait -d 'wait without limit while a reader holds the group'
 complete -c seglog -n '__seglog_using groups-reset' -l wait-timeout -x -d 'wait at most DURATION while a reader holds the group'
