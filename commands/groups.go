@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,12 +82,16 @@ func groupNameArgs(c *cli.Context, many bool) ([]string, error) {
 	return names, nil
 }
 
-// groupMissing words a group that is not there, with what to do.
-func groupMissing(err error) error {
-	if errors.Is(err, logstore.ErrGroupNotFound) {
-		return fmt.Errorf("%w (see 'seglog groups' for the groups there are)", err)
+// groupMissing words a group that is not there, with what to do: name
+// the right data directory when that does not exist at all.
+func groupMissing(e *env, err error) error {
+	if !errors.Is(err, logstore.ErrGroupNotFound) {
+		return err
 	}
-	return err
+	if _, serr := os.Stat(e.dataDir); errors.Is(serr, fs.ErrNotExist) {
+		return noDataDir(e)
+	}
+	return fmt.Errorf("%w (see 'seglog groups' for the groups there are)", err)
 }
 
 // groupPartitionRow is a partition of a group's topics beside its bounds,
@@ -266,7 +271,7 @@ func runGroupsDescribe(e *env, name string, asJSON bool) error {
 	store := logstore.Open(e.dataDir)
 	commits, err := store.GroupCommits(name)
 	if err != nil {
-		return groupMissing(err)
+		return groupMissing(e, err)
 	}
 	var probs problems
 	rows := groupRows(store, newPartitionBounds(store), commits, &probs)
@@ -397,7 +402,7 @@ func runGroupsDelete(e *env, names []string, wait time.Duration, asJSON bool) er
 		err := store.DeleteGroup(name, wait)
 		doc.Groups = append(doc.Groups, groupDeletedJSON{Group: name, Deleted: err == nil})
 		if err != nil {
-			err = groupMissing(lockAdvice(err, wait))
+			err = groupMissing(e, lockAdvice(err, wait))
 			doc.Groups[len(doc.Groups)-1].Error = errorLine(err)
 			probs = append(probs, err)
 			continue
@@ -549,7 +554,7 @@ func runGroupsReset(e *env, o groupsResetOptions) error {
 		case errors.Is(err, logstore.ErrTopicNotFound):
 			return fmt.Errorf("%w, though group %s has positions in it (reset its other topics with --topic, or delete the group)", err, o.name)
 		}
-		return groupMissing(lockAdvice(err, o.wait))
+		return groupMissing(e, lockAdvice(err, o.wait))
 	}
 	if o.json {
 		if err := writeResetJSON(e.stdout, o, plan); err != nil {

@@ -146,6 +146,11 @@ func TestGroupsDescribe(t *testing.T) {
 		t.Errorf("missing group: exit %d", r.code)
 	}
 	wantOneErrorLine(t, r.stderr, "group nosuch", "not found", "seglog groups")
+	r = runIn(t, filepath.Join(dir, "nosuch"), nil, "groups", "describe", "g")
+	if r.code != exitError {
+		t.Errorf("missing data directory: exit %d", r.code)
+	}
+	wantOneErrorLine(t, r.stderr, "data directory", "does not exist", "--data-dir")
 	for _, args := range [][]string{{"groups", "describe"}, {"groups", "describe", "a", "b"}, {"groups", "describe", "bad/name"}} {
 		if r := runIn(t, dir, nil, args...); r.code != exitUsage {
 			t.Errorf("%q: exit %d, want 2", args, r.code)
