@@ -48,6 +48,7 @@ func TestScript(t *testing.T) {
 			"exitcode":    cmdExitcode,
 			"writerecord": cmdWriteRecord,
 			"writeentry":  cmdWriteEntry,
+			"holdgroup":   cmdHoldGroup,
 		},
 	})
 }
