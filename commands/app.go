@@ -108,6 +108,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 			recoverCommand(),
 			retentionSweepCommand(),
 			quarantineCommand(),
+			groupsCommand(),
 			copyPartitionCommand(),
 			importPartitionCommand(), importCommand(),
 			kafkaCommand(),

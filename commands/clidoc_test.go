@@ -722,6 +722,37 @@ var cdocJSONCases = []cdocJSONCase{
 		cdocWrite(t, filepath.Join(dir, ".groups", "g3", "g.json"), []byte("not JSON"))
 		return []string{cdocRun(t, dir, "", 1, "describe", "--groups", "--json").stdout}
 	}},
+	{name: "groups", tables: map[string]string{"": "`groups --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "g", "--partitions", "2")
+		cdocRun(t, dir, "a\nb\nc\nd\n", 0, "append", "g")
+		cdocRun(t, dir, "", 0, "read", "g", "--group", "g1", "--count", "3")
+		cdocWrite(t, filepath.Join(dir, ".groups", "g3", "g.json"), []byte("not JSON"))
+		return []string{cdocRun(t, dir, "", 1, "groups", "--json").stdout}
+	}},
+	{name: "groups describe", tables: map[string]string{"": "`groups describe --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "g", "--partitions", "2")
+		cdocRun(t, dir, "a\nb\nc\nd\n", 0, "append", "g")
+		cdocRun(t, dir, "", 0, "read", "g", "--group", "g1", "--partition", "0", "--count", "1")
+		cdocRun(t, dir, "x\n", 0, "append", "h", "--create")
+		cdocRun(t, dir, "", 0, "read", "h", "--group", "g1")
+		cdocRemove(t, filepath.Join(dir, "h"))
+		return []string{cdocRun(t, dir, "", 0, "groups", "describe", "g1", "--json").stdout}
+	}},
+	{name: "groups delete", tables: map[string]string{"": "`groups delete --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "a\n", 0, "append", "g", "--create")
+		cdocRun(t, dir, "", 0, "read", "g", "--group", "g1")
+		return []string{cdocRun(t, dir, "", 1, "groups", "delete", "g1", "nosuch", "--json").stdout}
+	}},
+	{name: "groups reset", tables: map[string]string{"": "`groups reset --json`"}, outputs: func(t *testing.T) []string {
+		dir := t.TempDir()
+		cdocRun(t, dir, "", 0, "create", "g", "--partitions", "2")
+		cdocRun(t, dir, "a\nb\nc\nd\n", 0, "append", "g")
+		cdocRun(t, dir, "", 0, "read", "g", "--group", "g1", "--partition", "0")
+		return []string{cdocRun(t, dir, "", 0, "groups", "reset", "g1", "--topic", "g", "--to-offset", "1", "--dry-run", "--json").stdout}
+	}},
 	{name: "describe timeline", tables: map[string]string{"": "`describe --timeline --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()
 		cdocDamagedTopic(t, dir, "tl", 4, 1, 2)
@@ -1218,6 +1249,24 @@ var cdocExits = []cdocExit{
 	{"retention-sweep", 0, cdocArgs("retention-sweep", "t", "--retention", "7d")},
 	{"retention-sweep", 1, cdocArgs("retention-sweep", "t")},
 	{"retention-sweep", 2, cdocArgs("retention-sweep", "--retention", "0")},
+	{"groups", 0, cdocArgs("groups")},
+	{"groups", 1, cdocArgs("-d", "nosuch", "groups")},
+	{"groups", 2, cdocArgs("groups", "--nosuch")},
+	{"groups describe", 0, func(t *testing.T, dir string) result {
+		mustRun(t, dir, "", "read", "t", "--group", "g")
+		return runIn(t, dir, nil, "groups", "describe", "g")
+	}},
+	{"groups describe", 1, cdocArgs("groups", "describe", "nosuch")},
+	{"groups describe", 2, cdocArgs("groups", "describe")},
+	{"groups delete", 0, func(t *testing.T, dir string) result {
+		mustRun(t, dir, "", "read", "t", "--group", "g")
+		return runIn(t, dir, nil, "groups", "delete", "g")
+	}},
+	{"groups delete", 1, cdocArgs("groups", "delete", "nosuch")},
+	{"groups delete", 2, cdocArgs("groups", "delete", "bad/name")},
+	{"groups reset", 0, cdocArgs("groups", "reset", "g", "--topic", "t", "--to-earliest")},
+	{"groups reset", 1, cdocArgs("groups", "reset", "nosuch", "--to-earliest")},
+	{"groups reset", 2, cdocArgs("groups", "reset", "g", "--to-earliest", "--to-latest")},
 	{"quarantine", 0, cdocArgs("quarantine")},
 	{"quarantine", 1, cdocArgs("quarantine", "list", "nosuch")},
 	{"quarantine", 2, cdocArgs("quarantine", "--older-than", "1d")},

@@ -10,7 +10,7 @@
 //
 // It owns flags, output and exit statuses. The contents of the data
 // directory are logstore's to read and write: this package only looks at
-// paths (stat, and listing a topic's partition directories in targets.go)
+// paths (stat, and a directory's names to say what it is in targets.go)
 // to tell what an argument names. Of the module it imports format,
 // logstore and kafkabridge; nothing imports it but main and gendocs.
 package commands

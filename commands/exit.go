@@ -131,6 +131,22 @@ var commandExits = map[string][]exitDoc{
 		{exitOK, "every record was imported; also -f ended by Ctrl-C or SIGTERM"},
 		{exitError, "an unreachable broker, a refused login, a missing Kafka topic, a record refused (with --no-drop-headers), a lock held, or an I/O error"},
 	},
+	"groups": {
+		{exitOK, "the groups were listed (none is no error)"},
+		{exitError, "a data directory that does not exist, a group whose positions cannot be read (the others are still listed), or an I/O error"},
+	},
+	"groups describe": {
+		{exitOK, "the group's positions were shown"},
+		{exitError, "the group does not exist, a partition that cannot be read, or an I/O error"},
+	},
+	"groups delete": {
+		{exitOK, "every group named was deleted"},
+		{exitError, "a group that does not exist or that a reader holds (the others are still deleted), or an I/O error"},
+	},
+	"groups reset": {
+		{exitOK, "the plan was printed and, without --dry-run, committed"},
+		{exitError, "the group (without --topic), topic or partition does not exist, the group held by a reader, --shift-by of a partition never committed, or an I/O error"},
+	},
 	"completion": {
 		{exitOK, "the script was printed"},
 	},

@@ -3,9 +3,6 @@ package commands
 import (
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -138,36 +135,4 @@ func (s *spanBar) update(done, total int64) {
 func (s *spanBar) next() {
 	s.base += s.last
 	s.last = 0
-}
-
-// logFiles estimates a run over topics (partition only, when >= 0): how
-// many .log files their partitions hold and how many bytes. Only for a
-// bar, so errors count as nothing.
-func logFiles(dataDir string, topics []string, partition int) (n, bytes int64) {
-	part := "*"
-	if partition >= 0 {
-		part = strconv.Itoa(partition)
-	}
-	for _, t := range topics {
-		paths, _ := filepath.Glob(filepath.Join(globQuote(dataDir), globQuote(t), part, "*.log"))
-		for _, p := range paths {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				n++
-				bytes += fi.Size()
-			}
-		}
-	}
-	return n, bytes
-}
-
-// globQuote escapes what filepath.Match would take as a pattern.
-func globQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -133,7 +133,7 @@ func runRecover(e *env, o recoverOptions) error {
 	bar := &spanBar{progressBar: newProgressBar(e, "recover")}
 	defer bar.finish()
 	if bar.on() {
-		_, bar.total = logFiles(e.dataDir, topics, o.partition)
+		_, bar.total = logstore.Open(e.dataDir).LogBytes(topics, o.partition)
 		opts.Progress = bar.update
 	}
 	var b bytes.Buffer

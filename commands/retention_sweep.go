@@ -167,7 +167,7 @@ func runSweep(e *env, o sweepOptions) error {
 	bar := &spanBar{progressBar: newCountBar(e, "retention-sweep", "segments")}
 	defer bar.finish()
 	if bar.on() {
-		bar.total, _ = logFiles(e.dataDir, topics, o.partition)
+		bar.total, _ = logstore.Open(e.dataDir).LogBytes(topics, o.partition)
 		opts.Progress = bar.update
 		opts.Warn = func(m string) { bar.clear(); e.warn("%s", m) }
 	}

@@ -50,6 +50,7 @@ func TestScript(t *testing.T) {
 			"writerecord": cmdWriteRecord,
 			"writeentry":  cmdWriteEntry,
 			"holdlock":    cmdHoldLock,
+			"holdgroup":   cmdHoldGroup,
 		},
 	})
 }

@@ -31,6 +31,8 @@ _seglog_value_flags() {
     recover) echo ' --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
     retention-sweep) echo ' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
     quarantine) echo ' --partition -p --older-than --data-dir -d --progress-after ' ;;
+    groups-delete) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
+    groups-reset) echo ' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
@@ -118,6 +120,13 @@ both' ;;
     retention-sweep:--wait-timeout) : ;;
     quarantine:--partition|quarantine:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     quarantine:--older-than) : ;;
+    groups-delete:--wait-timeout) : ;;
+    groups-reset:--topic) : ;;
+    groups-reset:--partition) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
+    groups-reset:--to-offset) : ;;
+    groups-reset:--to-datetime) : ;;
+    groups-reset:--shift-by) : ;;
+    groups-reset:--wait-timeout) : ;;
     copy-partition:--to) COMPREPLY=($(compgen -d -- "$cur")) ;;
     copy-partition:--to-topic) _seglog_reply "$(_seglog_call topics)" ;;
     copy-partition:--to-partition) : ;;
@@ -200,6 +209,10 @@ _seglog_flags() {
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-describe) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-delete) echo '--json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-reset) echo '--topic --partition --to-earliest --to-latest --to-offset --to-datetime --shift-by --dry-run --execute --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -234,6 +247,17 @@ purge' ;;
         1) _seglog_reply "$(_seglog_call topics)" ;;
         *) _seglog_reply "$(_seglog_call topics)" ;;
         esac ;;
+    groups)
+        case $2 in
+        0) _seglog_reply 'describe
+delete
+reset' ;;
+        1) : ;;
+        *) : ;;
+        esac ;;
+    groups-describe) : ;;
+    groups-delete) : ;;
+    groups-reset) : ;;
     copy-partition)
         case $2 in
         0) _seglog_reply "$(_seglog_call topics)" ;;
@@ -279,6 +303,7 @@ verify-crc
 recover
 retention-sweep
 quarantine
+groups
 copy-partition
 import-partition
 import
@@ -291,7 +316,7 @@ help' ;;
 
 _seglog_sub() {
     case $1:$2 in
-    kafka:export|kafka:import) return 0 ;;
+    groups:describe|groups:delete|groups:reset|kafka:export|kafka:import) return 0 ;;
     esac
     return 1
 }
@@ -351,7 +376,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

@@ -37,7 +37,7 @@ function __seglog_words
                 if test -z "$cmd"
                     set cmd $w
                     set -a out $w
-                else if test (count $out) -eq 1; and contains -- "$cmd:$w" kafka:export kafka:import
+                else if test (count $out) -eq 1; and contains -- "$cmd:$w" groups:describe groups:delete groups:reset kafka:export kafka:import
                     # "kafka export" is the command kafka-export.
                     set cmd $cmd-$w
                     set out[1] $cmd
@@ -80,6 +80,10 @@ function __seglog_value_flags
             printf '%s\n' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after
         case quarantine
             printf '%s\n' --partition -p --older-than --data-dir -d --progress-after
+        case groups-delete
+            printf '%s\n' --wait-timeout --data-dir -d --progress-after
+        case groups-reset
+            printf '%s\n' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after
         case copy-partition
             printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after
         case import-partition
@@ -127,7 +131,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
@@ -307,6 +311,33 @@ complete -c seglog -n '__seglog_using quarantine' -l json -d 'print one JSON doc
 complete -c seglog -n '__seglog_using quarantine 0' -a 'list purge'
 complete -c seglog -n '__seglog_using quarantine 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using quarantine; and not __seglog_using quarantine 0; and not __seglog_using quarantine 1' -a '(__seglog_call topics)'
+
+# groups
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a groups -d 'list the consumer groups; describe, delete or reset one'
+complete -c seglog -n '__seglog_using groups' -l json -d 'print the list as JSON'
+complete -c seglog -n '__seglog_using groups 0' -a 'describe delete reset'
+
+# groups describe
+complete -c seglog -n '__seglog_using groups-describe' -l json -d 'print the positions as JSON'
+
+# groups delete
+complete -c seglog -n '__seglog_using groups-delete' -l json -d 'print what was deleted as JSON'
+complete -c seglog -n '__seglog_using groups-delete' -l wait -d 'wait without limit while a reader holds the group'
+complete -c seglog -n '__seglog_using groups-delete' -l wait-timeout -x -d 'wait at most DURATION while a reader holds the group'
+
+# groups reset
+complete -c seglog -n '__seglog_using groups-reset' -l topic -x -d 'reset in topic T only'
+complete -c seglog -n '__seglog_using groups-reset' -l partition -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'with --topic: reset partition P only'
+complete -c seglog -n '__seglog_using groups-reset' -l to-earliest -d 'to each partition\'s first offset'
+complete -c seglog -n '__seglog_using groups-reset' -l to-latest -d 'to each partition\'s next offset'
+complete -c seglog -n '__seglog_using groups-reset' -l to-offset -x -d 'to offset N'
+complete -c seglog -n '__seglog_using groups-reset' -l to-datetime -x -d 'to the first record at or after TIME, as read --since'
+complete -c seglog -n '__seglog_using groups-reset' -l shift-by -x -d 'move each committed position by N'
+complete -c seglog -n '__seglog_using groups-reset' -l dry-run -d 'print the plan and change nothing'
+complete -c seglog -n '__seglog_using groups-reset' -l execute -d 'accepted for kafka-consumer-groups\' habit: committing is the default'
+complete -c seglog -n '__seglog_using groups-reset' -l json -d 'print the plan as JSON'
+complete -c seglog -n '__seglog_using groups-reset' -l wait -d 'wait without limit while a reader holds the group'
+complete -c seglog -n '__seglog_using groups-reset' -l wait-timeout -x -d 'wait at most DURATION while a reader holds the group'
 
 # copy partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a partition, even one being appended to, to another data direc...'

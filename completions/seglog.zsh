@@ -27,6 +27,8 @@ _seglog_value_flags() {
     recover) echo ' --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
     retention-sweep) echo ' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
     quarantine) echo ' --partition -p --older-than --data-dir -d --progress-after ' ;;
+    groups-delete) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
+    groups-reset) echo ' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
@@ -98,6 +100,13 @@ _seglog_flag_value() {
     retention-sweep:--wait-timeout) : ;;
     quarantine:--partition|quarantine:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     quarantine:--older-than) : ;;
+    groups-delete:--wait-timeout) : ;;
+    groups-reset:--topic) : ;;
+    groups-reset:--partition) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
+    groups-reset:--to-offset) : ;;
+    groups-reset:--to-datetime) : ;;
+    groups-reset:--shift-by) : ;;
+    groups-reset:--wait-timeout) : ;;
     copy-partition:--to) _files -/ ;;
     copy-partition:--to-topic) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     copy-partition:--to-partition) : ;;
@@ -166,6 +175,10 @@ _seglog_flags() {
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-describe) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-delete) echo '--json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    groups-reset) echo '--topic --partition --to-earliest --to-latest --to-offset --to-datetime --shift-by --dry-run --execute --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -199,6 +212,15 @@ _seglog_arg() {
         1) compadd -- ${(f)"$(_seglog_call topics)"} ;;
         *) compadd -- ${(f)"$(_seglog_call topics)"} ;;
         esac ;;
+    groups)
+        case $2 in
+        0) compadd -- describe delete reset ;;
+        1) : ;;
+        *) : ;;
+        esac ;;
+    groups-describe) : ;;
+    groups-delete) : ;;
+    groups-reset) : ;;
     copy-partition)
         case $2 in
         0) compadd -- ${(f)"$(_seglog_call topics)"} ;;
@@ -227,13 +249,13 @@ _seglog_arg() {
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help ;;
+    help) compadd -- create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help ;;
     esac
 }
 
 _seglog_sub() {
     case $1:$2 in
-    kafka:export|kafka:import) return 0 ;;
+    groups:describe|groups:delete|groups:reset|kafka:export|kafka:import) return 0 ;;
     esac
     return 1
 }
@@ -255,6 +277,7 @@ _seglog_commands() {
         'recover:repair partitions after a crash\: cut torn tails, rebuild indexes, r...'
         'retention-sweep:delete the oldest segments past a retention time or size'
         'quarantine:list or purge the bytes recover and append cut and saved'
+        'groups:list the consumer groups; describe, delete or reset one'
         'copy-partition:copy a partition, even one being appended to, to another data direc...'
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
         'import:append every record of a log in the simple store/index layout to a ...'

@@ -154,7 +154,7 @@ func checkImport(t *testing.T, in []byte) {
 	// Gaps between segments are the source's business; nothing else
 	// may be wrong.
 	var problems []Finding
-	vr, err := p.Verify(VerifyOptions{Jobs: 1, Finding: func(fd Finding) error {
+	vr, err := verifyOne(p, VerifyOptions{Jobs: 1, Finding: func(fd Finding) error {
 		if fd.Severity == SeverityProblem && fd.Kind != FindingGap {
 			problems = append(problems, fd)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -275,4 +276,272 @@ func (s *Store) GroupCommits(name string) ([]GroupCommit, error) {
 		return nil, err
 	}
 	return readGroupDir(s.GroupDir(name), name)
+}
+
+// deletedGroupPrefix names a group directory renamed aside to be removed:
+// group names never start with '.', so nothing takes it for a group, and
+// the prefix is short enough for a name of MaxTopicLen to fit NAME_MAX.
+const deletedGroupPrefix = ".rm."
+
+// DeleteGroup removes a group and all its positions, under the group's
+// lock (waiting as OpenGroup does; a reader holding it is a
+// *LockedError). The directory is renamed aside and the rename synced
+// before anything is removed, so a crash leaves the group whole or no
+// group; what a crash left aside is removed by the next DeleteGroup.
+func (s *Store) DeleteGroup(name string, wait time.Duration) error {
+	if err := format.ValidateTopic(name); err != nil {
+		return err
+	}
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	dir := s.GroupDir(name)
+	if err := fsx.CheckNoSymlink(s.dir, dir, true); err != nil {
+		return fmt.Errorf("group %s: %w", name, err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("group %s (%s): %w", name, dir, ErrGroupNotFound)
+		}
+		return fmt.Errorf("delete group %s: %w", name, err)
+	}
+	lock, err := lockDir(dir, "group "+name, wait)
+	if errors.Is(err, fs.ErrNotExist) { // deleted while we waited
+		return fmt.Errorf("group %s (%s): %w", name, dir, ErrGroupNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	parent := filepath.Dir(dir)
+	s.removeDeletedGroups(parent)
+	aside := filepath.Join(parent, deletedGroupPrefix+name)
+	if err := s.fs.Rename(dir, aside, true); err != nil {
+		return fmt.Errorf("delete group %s: %w", name, err)
+	}
+	if err := s.fs.SyncDir(parent); err != nil {
+		return fmt.Errorf("delete group %s: %w", name, err)
+	}
+	s.removeAll(aside)
+	return nil
+}
+
+// removeDeletedGroups removes what deletes a crash interrupted left aside
+// in dir (.groups), each under its lock: one a delete is still removing
+// is left to it.
+func (s *Store) removeDeletedGroups(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), deletedGroupPrefix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if l, err := fsx.TryLock(path); err == nil {
+			s.removeAll(path)
+			l.Unlock()
+		}
+	}
+}
+
+// ResetKind is where ResetGroup moves positions to.
+type ResetKind int
+
+const (
+	ResetToEarliest ResetKind = iota // each partition's first offset
+	ResetToLatest                    // each partition's next offset
+	ResetToOffset                    // ResetTarget.Offset
+	ResetToTime                      // the first record at or after ResetTarget.Time, as read --since finds it
+	ResetShiftBy                     // the committed position moved by ResetTarget.Shift
+)
+
+// ResetTarget says where ResetGroup moves positions to.
+type ResetTarget struct {
+	Kind   ResetKind
+	Offset uint64 // ResetToOffset
+	Time   int64  // ResetToTime, Unix nanoseconds
+	Shift  int64  // ResetShiftBy
+}
+
+// ResetScope is what ResetGroup moves: Topic "" is every topic the group
+// has committed; Partition -1 is every partition of each topic.
+type ResetScope struct {
+	Topic     string
+	Partition int
+}
+
+// Clamp tells a reset position that fell outside its partition and was
+// moved into it, as kafka-consumer-groups --reset-offsets does.
+type Clamp int
+
+const (
+	NotClamped     Clamp = iota
+	ClampedToStart       // below the first offset: raised to it
+	ClampedToEnd         // past the next offset: lowered to it
+)
+
+// ResetPosition is one partition of a reset plan.
+type ResetPosition struct {
+	Topic       string
+	Partition   int
+	Current     uint64 // the committed position, if HasCurrent
+	HasCurrent  bool
+	New         uint64
+	Start, Next uint64 // the partition's bounds when planned
+	Clamp       Clamp
+}
+
+// ResetGroup plans moving a group's positions in scope to target and,
+// unless dryRun, commits the plan under the group's lock (waiting as
+// OpenGroup does; a reader holding it is a *LockedError), each topic's
+// positions at once. A dry run takes no lock and changes nothing.
+//
+// A partition the group never committed is given a position, except by
+// ResetShiftBy, which has nothing to shift it from: those are left out
+// (and a Partition naming one is an error). A group that does not
+// exist is an error without a Topic; with one, the reset makes it, as
+// Kafka's does.
+func (s *Store) ResetGroup(name string, scope ResetScope, target ResetTarget, dryRun bool, wait time.Duration) ([]ResetPosition, error) {
+	if err := format.ValidateTopic(name); err != nil {
+		return nil, err
+	}
+	commits, err := s.GroupCommits(name)
+	if err != nil && (scope.Topic == "" || !errors.Is(err, ErrGroupNotFound)) {
+		return nil, err
+	}
+	current := map[string]map[int]uint64{}
+	for _, c := range commits {
+		current[c.Topic] = c.Partitions
+	}
+	// Planned without the lock first, so that a reset that cannot be done
+	// fails before the group is made.
+	plan, err := s.planReset(name, scope, current, target)
+	if err != nil || dryRun {
+		return plan, err
+	}
+	g, err := s.OpenGroup(name, wait)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	// Again under the lock: a reader may have moved on since.
+	if plan, err = s.planReset(name, scope, g.pos, target); err != nil {
+		return nil, err
+	}
+	for i := 0; i < len(plan); {
+		topic, next := plan[i].Topic, map[int]uint64{}
+		for ; i < len(plan) && plan[i].Topic == topic; i++ {
+			next[plan[i].Partition] = plan[i].New
+		}
+		if err := g.Commit(topic, next); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// planReset plans ResetGroup from the group's positions, current.
+func (s *Store) planReset(name string, scope ResetScope, current map[string]map[int]uint64, target ResetTarget) ([]ResetPosition, error) {
+	topics := []string{scope.Topic}
+	if scope.Topic == "" {
+		topics = slices.Sorted(maps.Keys(current))
+		if len(topics) == 0 {
+			return nil, fmt.Errorf("group %s has no committed positions to reset (name a topic with --topic)", name)
+		}
+	}
+	var plan []ResetPosition
+	for _, topic := range topics {
+		rows, err := s.planTopicReset(name, topic, scope.Partition, current[topic], target)
+		if err != nil {
+			return nil, err
+		}
+		plan = append(plan, rows...)
+	}
+	return plan, nil
+}
+
+// planTopicReset plans one topic of ResetGroup: partition, or every one
+// (-1), from the group's positions in it.
+func (s *Store) planTopicReset(group, topic string, partition int, current map[int]uint64, target ResetTarget) ([]ResetPosition, error) {
+	t, err := s.Topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	parts := []int{partition}
+	if partition < 0 {
+		parts = make([]int, t.Partitions)
+		for p := range parts {
+			parts[p] = p
+		}
+	} else if partition >= t.Partitions {
+		return nil, fmt.Errorf("topic %s has partitions 0..%d, not %d: %w", topic, t.Partitions-1, partition, ErrPartitionNotFound)
+	}
+	var rows []ResetPosition
+	for _, p := range parts {
+		r := ResetPosition{Topic: topic, Partition: p}
+		r.Current, r.HasCurrent = current[p]
+		if target.Kind == ResetShiftBy && !r.HasCurrent {
+			if partition >= 0 {
+				return nil, fmt.Errorf("group %s has no committed position in %s/%d to shift (use --to-offset, --to-earliest or --to-latest)", group, topic, p)
+			}
+			continue
+		}
+		if err := s.planPartitionReset(&r, target); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// planPartitionReset fills r's bounds and new position.
+func (s *Store) planPartitionReset(r *ResetPosition, target ResetTarget) error {
+	part, err := s.OpenPartition(r.Topic, r.Partition)
+	if err != nil {
+		return err
+	}
+	defer part.Close()
+	if r.Start, r.Next, err = part.Bounds(); err != nil {
+		return err
+	}
+	want, below, err := resetWanted(part, r, target)
+	if err != nil {
+		return err
+	}
+	switch {
+	case below || want < r.Start:
+		r.New, r.Clamp = r.Start, ClampedToStart
+	case want > r.Next:
+		r.New, r.Clamp = r.Next, ClampedToEnd
+	default:
+		r.New = want
+	}
+	return nil
+}
+
+// resetWanted is where target puts a partition whose bounds and
+// committed position r holds, before clamping; below says a shift went
+// below offset 0.
+func resetWanted(part *Partition, r *ResetPosition, target ResetTarget) (want uint64, below bool, err error) {
+	switch target.Kind {
+	case ResetToEarliest:
+		return r.Start, false, nil
+	case ResetToLatest:
+		return r.Next, false, nil
+	case ResetToOffset:
+		return target.Offset, false, nil
+	case ResetToTime:
+		want, err = part.OffsetAtTime(target.Time)
+		return want, false, err
+	}
+	if target.Shift < 0 {
+		back := uint64(-(target.Shift + 1)) + 1 // -MinInt64 overflows int64
+		if back > r.Current {
+			return 0, true, nil
+		}
+		return r.Current - back, false, nil
+	}
+	if up := uint64(target.Shift); up <= math.MaxUint64-r.Current {
+		return r.Current + up, false, nil
+	}
+	return math.MaxUint64, false, nil
 }

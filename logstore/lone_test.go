@@ -78,7 +78,7 @@ func TestOpenSegmentFileIsActive(t *testing.T) {
 		t.Errorf("Stats: %+v, %v", st, err)
 	}
 	var lines []string
-	rep, err := p.Verify(logstore.VerifyOptions{Finding: func(f logstore.Finding) error { lines = append(lines, vfLine(f)); return nil }})
+	rep, err := logstore.VerifyOne(p, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { lines = append(lines, vfLine(f)); return nil }})
 	want := []string{
 		"problem incomplete-tail " + seg0 + ".log 342 9",
 		"note index-stale " + seg0 + ".index 144 9",
@@ -131,7 +131,7 @@ func TestOpenSegmentFileMisnamed(t *testing.T) {
 	if offs, ce := loneOffsets(t, p, 102); !slices.Equal(offs, []uint64{102, 103, 104}) || ce != nil {
 		t.Errorf("read from 102: %v, %v", offs, ce)
 	}
-	rep, err := p.Verify(logstore.VerifyOptions{})
+	rep, err := logstore.VerifyOne(p, logstore.VerifyOptions{})
 	if err != nil || rep.Problems != 0 || rep.Notes != 0 || rep.Records != 5 {
 		t.Errorf("Verify: %v, %+v", err, rep)
 	}

@@ -203,13 +203,6 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 	return reports, errors.Join(errs...)
 }
 
-// Verify checks the partition alone (no key-routing hint); see the
-// package-level Verify.
-func (p *Partition) Verify(opts VerifyOptions) (VerifyReport, error) {
-	reports, err := Verify([]VerifyTarget{{Partition: p}}, opts)
-	return reports[0], err
-}
-
 const (
 	verifyChunk      = 256 << 10 // .log bytes read at a time: room for the CPU's L2 cache to keep them for the CRC
 	verifyIndexBlock = 4096      // index entries read at a time

@@ -69,7 +69,7 @@ func vfVerify(t *testing.T, dir string, jobs int) vfResult {
 		t.Fatal(err)
 	}
 	var r vfResult
-	r.report, err = p.Verify(logstore.VerifyOptions{Jobs: jobs, Finding: func(f logstore.Finding) error {
+	r.report, err = logstore.VerifyOne(p, logstore.VerifyOptions{Jobs: jobs, Finding: func(f logstore.Finding) error {
 		if f.Partition != "t/0" {
 			t.Errorf("finding for partition %q: %+v", f.Partition, f)
 		}
@@ -631,13 +631,13 @@ func TestVerifyStopAndProgress(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	_, err = p.Verify(logstore.VerifyOptions{Jobs: 2, Finding: func(logstore.Finding) error { n++; return stop }})
+	_, err = logstore.VerifyOne(p, logstore.VerifyOptions{Jobs: 2, Finding: func(logstore.Finding) error { n++; return stop }})
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("Verify: %v after %d findings, want the callback's error after 1", err, n)
 	}
 
 	var done, total int64
-	_, err = p.Verify(logstore.VerifyOptions{Progress: func(d, tot int64) {
+	_, err = logstore.VerifyOne(p, logstore.VerifyOptions{Progress: func(d, tot int64) {
 		if d < done {
 			t.Errorf("progress went back from %d to %d", done, d)
 		}
@@ -674,7 +674,7 @@ func TestVerifyIOError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := p.Verify(logstore.VerifyOptions{})
+	rep, err := logstore.VerifyOne(p, logstore.VerifyOptions{})
 	if !errors.Is(err, fs.ErrPermission) || rep.Complete || rep.Records != 10 {
 		t.Errorf("Verify: %v, report %+v; want a permission error, 10 records checked, incomplete", err, rep)
 	}
@@ -891,7 +891,7 @@ func TestVerifyBesideLiveWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		var problems []string
-		rep, err := p.Verify(logstore.VerifyOptions{Jobs: 1 + runs%3, Finding: func(f logstore.Finding) error {
+		rep, err := logstore.VerifyOne(p, logstore.VerifyOptions{Jobs: 1 + runs%3, Finding: func(f logstore.Finding) error {
 			if f.Severity == logstore.SeverityProblem {
 				problems = append(problems, vfLine(f)+" | "+f.Reason)
 			}
@@ -929,7 +929,7 @@ func TestVerifyIndexIsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	rep, err := p.Verify(logstore.VerifyOptions{Finding: func(f logstore.Finding) error { lines = append(lines, vfLine(f)); return nil }})
+	rep, err := logstore.VerifyOne(p, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { lines = append(lines, vfLine(f)); return nil }})
 	if err != nil || !rep.Complete || rep.Records != 19 || rep.Problems != 2 {
 		t.Errorf("Verify: %v, report %+v; want 19 records checked, 2 problems, complete", err, rep)
 	}

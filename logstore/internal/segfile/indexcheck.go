@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/seglog/seglog/format"
 )
@@ -164,8 +165,9 @@ type IndexCheck struct {
 	err   error
 
 	buf      []byte
-	bufFirst int64 // entry number of buf's first entry
-	read     int64 // entries taken so far
+	block    *[]byte // buf's memory, from blocks, until the check is done
+	bufFirst int64   // entry number of buf's first entry
+	read     int64   // entries taken so far
 
 	// The entry after the one taken last, read to judge that one: the
 	// next advance takes it from here.
@@ -240,8 +242,9 @@ func (c *IndexCheck) entry(i int64) (uint64, int64, bool) {
 	j := (i - c.bufFirst) * format.IndexEntryLen
 	if j < 0 || j+format.IndexEntryLen > int64(len(c.buf)) {
 		n := min(indexBlock, c.n-i)
-		if cap(c.buf) < indexBlock*format.IndexEntryLen {
-			c.buf = make([]byte, 0, indexBlock*format.IndexEntryLen)
+		if c.block == nil {
+			c.block = blocks.Get().(*[]byte)
+			c.buf = (*c.block)[:0]
 		}
 		b := c.buf[:n*format.IndexEntryLen]
 		m, err := c.f.ReadAt(b, i*format.IndexEntryLen)
@@ -263,6 +266,22 @@ func (c *IndexCheck) fail(err error) {
 		c.err = err
 	}
 	c.pend, c.stop = false, c.read
+	c.release()
+}
+
+// blocks are the buffers of entries IndexChecks read through: verify-crc
+// checks two indexes a segment, and a block each would be garbage.
+var blocks = sync.Pool{New: func() any {
+	b := make([]byte, 0, indexBlock*format.IndexEntryLen)
+	return &b
+}}
+
+// release gives the check's block back once it has taken every entry.
+func (c *IndexCheck) release() {
+	if c.block != nil {
+		blocks.Put(c.block)
+		c.block, c.buf, c.bufFirst = nil, nil, 0
+	}
 }
 
 // inOrder: b may follow a. Entries are taken in the order of the walk:
@@ -334,6 +353,7 @@ func (c *IndexCheck) advance() {
 		c.pk = c.keyOf(o, v)
 		return
 	}
+	c.release()
 }
 
 // pastEnd: the entry points past the end of the segment's data.
