@@ -68,6 +68,7 @@ func describeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "timeline", Usage: "chart each partition's records over time instead"},
 			&cli.IntFlag{Name: "width", Usage: "with --timeline: `N` columns, label included", DefaultText: "terminal's, or 80"},
 			&cli.BoolFlag{Name: "ascii", Usage: "with --timeline: draw in ASCII, not block characters"},
+			&cli.BoolFlag{Name: "prometheus", Usage: "print the Prometheus text format instead, as 'seglog metrics' does"},
 		},
 		Action: func(c *cli.Context) error {
 			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups"),
@@ -80,6 +81,9 @@ func describeCommand() *cli.Command {
 			}
 			if err := checkTimelineFlags(c, o); err != nil {
 				return err
+			}
+			if c.Bool("prometheus") {
+				return describePrometheus(c, o)
 			}
 			if o.groups {
 				return runDescribeGroups(envFrom(c), o)
