@@ -51,7 +51,7 @@ func metricsCommand() *cli.Command {
 			"  seglog metrics --output /var/lib/node_exporter/textfile/seglog.prom   # from cron",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "export only partition `P`", DefaultText: "all"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "replace `FILE` atomically instead of printing"},
+			&cli.StringFlag{Name: "output", Usage: "replace `FILE` atomically instead of printing"},
 		},
 		Action: func(c *cli.Context) error {
 			o := metricsOptions{targets: c.Args().Slice(), partition: c.Int("partition"), output: c.String("output")}
