@@ -47,7 +47,7 @@ func metricsCommand() *cli.Command {
 			"seglog_scrape_timestamp_seconds then ages, which is what to alert on.\n\n" +
 			"Examples:\n" +
 			"  seglog metrics\n" +
-			"  seglog metrics orders payments\n" +
+			"  seglog metrics orders --partition 0\n" +
 			"  seglog metrics --output /var/lib/node_exporter/textfile/seglog.prom   # from cron",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "export only partition `P`", DefaultText: "all"},

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -388,4 +390,48 @@ func TestMetricsEscapes(t *testing.T) {
 	fams := mxFamilies(t, b.String())
 	mxWant(t, fams, 0, "seglog_topic_up", "topic", odd)
 	mxWant(t, fams, 0, "seglog_group_up", "group", odd)
+}
+
+// docs/cli.md's table under ## Monitoring lists every family metrics
+// exports, in order, with the labels its samples carry.
+func TestMetricsDocumented(t *testing.T) {
+	var table *cdocTable
+	for _, tb := range cdocTables(t) {
+		if tb.section == "Monitoring" && tb.header[0] == "metric" {
+			table = &tb
+		}
+	}
+	if table == nil {
+		t.Fatalf("%s: no table of metrics under ## Monitoring", cdocFile)
+	}
+	fams := mxFamilies(t, mustRun(t, mxFixture(t), "", "metrics").stdout)
+	var documented []string
+	for _, row := range table.rows {
+		names := cdocCodes(row[0])
+		if len(names) != 1 {
+			t.Errorf("%s:%d: row %q does not name one metric", cdocFile, table.line, row)
+			continue
+		}
+		documented = append(documented, names[0])
+		f := fams[names[0]]
+		if f == nil {
+			continue // not a family: the comparison below says so
+		}
+		labels := map[string]bool{}
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				labels[l.GetName()] = true
+			}
+		}
+		if got, want := strings.Join(slices.Sorted(maps.Keys(labels)), " "), strings.Join(slices.Sorted(slices.Values(cdocCodes(row[1]))), " "); got != want {
+			t.Errorf("%s: %s has labels %q, the table gives %q", cdocFile, names[0], got, want)
+		}
+	}
+	var code []string
+	for _, f := range metricFamilies {
+		code = append(code, f.name)
+	}
+	if !slices.Equal(documented, code) {
+		t.Errorf("%s, ## Monitoring lists\n%v\nmetricFamilies are\n%v", cdocFile, documented, code)
+	}
 }
