@@ -78,7 +78,7 @@ var commandExits = map[string][]exitDoc{
 	},
 	"metrics": {
 		{exitOK, "every topic, partition and group asked for was exported"},
-		{exitError, "a topic, partition or group could not be read or a partition is missing below the highest (the rest is still exported, and --output FILE still written), a data directory without topics, --output that cannot be written, or an I/O error"},
+		{exitError, "a topic, partition or group could not be read, a partition is missing below the highest or a topic is named twice (the rest is still exported, and --output FILE still written), a data directory without topics, --output that cannot be written, or an I/O error"},
 	},
 	"dump-index": {
 		{exitOK, "the entries were printed; with --verify, every entry checks out (notes and warnings do not count)"},

@@ -136,6 +136,7 @@ func takeMetrics(e *env, o metricsOptions, probs *problems) (*metricsSnapshot, e
 		targets = names
 	}
 	stats := map[string]logstore.PartitionStats{} // by "topic/partition", of topics read by name
+	exported := map[string]string{}               // topic label -> the argument it came from
 	for _, arg := range targets {
 		t, err := gatherTarget(e, arg, o.partition, probs)
 		var ue *usageError
@@ -143,10 +144,18 @@ func takeMetrics(e *env, o metricsOptions, probs *problems) (*metricsSnapshot, e
 			return nil, err
 		}
 		tm := topicMetrics{name: arg, info: t}
+		if err == nil {
+			tm.name = t.name
+		}
+		// Two series alike make the collector refuse the whole file.
+		if first, ok := exported[tm.name]; ok {
+			*probs = append(*probs, fmt.Errorf("%s: topic %s is exported already, from %s (name each topic once)", arg, tm.name, first))
+			continue
+		}
+		exported[tm.name] = arg
 		if err != nil {
 			*probs = append(*probs, err)
 		} else {
-			tm.name = t.name
 			for _, p := range t.parts {
 				if t.layout == "" && !p.missing && p.err == nil {
 					stats[partitionKey(t.name, p.partition)] = p.stats

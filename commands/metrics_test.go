@@ -435,3 +435,20 @@ func TestMetricsDocumented(t *testing.T) {
 		t.Errorf("%s, ## Monitoring lists\n%v\nmetricFamilies are\n%v", cdocFile, documented, code)
 	}
 }
+
+// A topic named twice, or by name and by path, is exported once: the
+// collector refuses a file with two series alike.
+func TestMetricsTopicNamedTwice(t *testing.T) {
+	dir := mxFixture(t)
+	for _, args := range [][]string{{"t", "t"}, {"t", filepath.Join(dir, "t")}} {
+		r := runIn(t, dir, nil, append([]string{"metrics"}, args...)...)
+		if r.code != exitError {
+			t.Errorf("metrics %v: exit %d, want %d", args, r.code, exitError)
+		}
+		wantOneErrorLine(t, r.stderr, args[1], "exported already", "name each topic once")
+		fams := mxFamilies(t, r.stdout)
+		if n := len(fams["seglog_partition_up"].Metric); n != 3 {
+			t.Errorf("metrics %v: %d partitions exported, want t's 3", args, n)
+		}
+	}
+}
