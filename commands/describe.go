@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -383,26 +381,8 @@ func runDescribeGroups(e *env, o describeOptions) error {
 	pb := newPartitionBounds(store)
 	var probs problems
 	var groups []*groupInfo
-	for _, name := range names {
-		g := &groupInfo{name: name, dir: store.GroupDir(name)}
-		commits, err := store.GroupCommits(name)
-		if err != nil {
-			g.err = err
-			probs = append(probs, err)
-		}
-		for _, c := range commits {
-			if len(only) > 0 && !only[c.Topic] {
-				continue
-			}
-			for _, p := range slices.Sorted(maps.Keys(c.Partitions)) {
-				if o.partition >= 0 && p != o.partition {
-					continue
-				}
-				gp := groupPartitionInfo{topic: c.Topic, partition: p, committed: c.Partitions[p], updated: c.Updated}
-				pb.fill(&gp, &probs)
-				g.parts = append(g.parts, gp)
-			}
-		}
+	fill := func(gp *groupPartitionInfo) { pb.fill(gp, &probs) }
+	for _, g := range readGroupPositions(store, names, only, o.partition, fill, &probs) {
 		// A group with nothing of the topics or partition asked for is
 		// left out.
 		if g.err != nil || len(g.parts) > 0 || len(only) == 0 && o.partition < 0 {

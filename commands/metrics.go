@@ -4,8 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
+	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -181,6 +180,9 @@ func partitionKey(topic string, partition int) string { return topic + "/" + str
 func metricsGroups(e *env, o metricsOptions, stats map[string]logstore.PartitionStats, probs *problems) ([]*groupInfo, error) {
 	store := logstore.Open(e.dataDir)
 	names, err := store.Groups()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, noDataDir(e)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -188,29 +190,13 @@ func metricsGroups(e *env, o metricsOptions, stats map[string]logstore.Partition
 	for _, t := range o.targets {
 		only[t] = true
 	}
+	fill := func(gp *groupPartitionInfo) {
+		if st, ok := stats[partitionKey(gp.topic, gp.partition)]; ok {
+			gp.start, gp.next, gp.known = st.Start, st.Next, true
+		}
+	}
 	var groups []*groupInfo
-	for _, name := range names {
-		g := &groupInfo{name: name, dir: store.GroupDir(name)}
-		commits, err := store.GroupCommits(name)
-		if err != nil {
-			g.err = err
-			*probs = append(*probs, err)
-		}
-		for _, c := range commits {
-			if len(only) > 0 && !only[c.Topic] {
-				continue
-			}
-			for _, p := range slices.Sorted(maps.Keys(c.Partitions)) {
-				if o.partition >= 0 && p != o.partition {
-					continue
-				}
-				gp := groupPartitionInfo{topic: c.Topic, partition: p, committed: c.Partitions[p], updated: c.Updated}
-				if st, ok := stats[partitionKey(c.Topic, p)]; ok {
-					gp.start, gp.next, gp.known = st.Start, st.Next, true
-				}
-				g.parts = append(g.parts, gp)
-			}
-		}
+	for _, g := range readGroupPositions(store, names, only, o.partition, fill, probs) {
 		if g.err != nil || len(g.parts) > 0 {
 			groups = append(groups, g)
 		}

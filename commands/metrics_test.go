@@ -352,6 +352,14 @@ func TestMetricsDataDirs(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Error("--output written for a data directory that does not exist")
 	}
+	r = runIn(t, gone, nil, "metrics", "t", "--output", out)
+	if r.code != exitError {
+		t.Fatalf("a topic in a data directory that does not exist: exit %d, want %d", r.code, exitError)
+	}
+	wantOneErrorLine(t, r.stderr, "data directory "+gone+" does not exist", "--data-dir")
+	if _, err := os.Stat(out); err == nil {
+		t.Error("--output written for a data directory that does not exist")
+	}
 }
 
 func TestMetricsUsage(t *testing.T) {
