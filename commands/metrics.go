@@ -375,15 +375,18 @@ func writeMetrics(bw *bufio.Writer, s *metricsSnapshot) error {
 }
 
 // The text format's escapes: in HELP, backslash and newline; in a label
-// value, also the double quote. Topic names need none, but a directory
-// named by path may.
+// value, also the double quote, and bytes that are not UTF-8, which the
+// format refuses, become U+FFFD. Topic names need none of it, but a
+// directory named by path may.
 var (
 	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 )
 
-func escapeHelp(s string) string       { return helpEscaper.Replace(s) }
-func escapeLabelValue(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
+func escapeLabelValue(s string) string {
+	return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+}
 
 func boolValue(b bool) string {
 	if b {

@@ -383,9 +383,9 @@ func TestMetricsUsage(t *testing.T) {
 
 // Label values and HELP text carry the format's escapes, so a name the
 // format would misread (a directory named by path may hold anything)
-// reads back whole.
+// reads back whole, but for bytes that are not UTF-8.
 func TestMetricsEscapes(t *testing.T) {
-	odd := "a\"b\\c\nd"
+	odd := "a\"b\\c\nd\xffe"
 	s := &metricsSnapshot{topics: []topicMetrics{{name: odd}}, groups: []*groupInfo{{name: odd, err: os.ErrNotExist}}}
 	var b bytes.Buffer
 	bw := bufio.NewWriter(&b)
@@ -396,8 +396,9 @@ func TestMetricsEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := mxFamilies(t, b.String())
-	mxWant(t, fams, 0, "seglog_topic_up", "topic", odd)
-	mxWant(t, fams, 0, "seglog_group_up", "group", odd)
+	read := strings.ToValidUTF8(odd, "\uFFFD")
+	mxWant(t, fams, 0, "seglog_topic_up", "topic", read)
+	mxWant(t, fams, 0, "seglog_group_up", "group", read)
 }
 
 // docs/cli.md's table under ## Monitoring lists every family metrics
