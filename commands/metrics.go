@@ -31,19 +31,21 @@ func metricsCommand() *cli.Command {
 		Usage:     "print every partition's and group's figures in the Prometheus text format",
 		ArgsUsage: "[TOPIC|PARTITION-DIR...]",
 		Description: "Only reads: prints, in the Prometheus text exposition format (0.0.4), what\n" +
-			"describe and describe --groups show: each topic's partitions, each partition's\n" +
-			"size, segments, start and next offset, oldest and newest timestamp and whether a\n" +
-			"live writer holds it, each consumer group's committed offsets and lag, and when and\n" +
-			"how fast the figures were taken. It reads what describe reads (indexes and segment\n" +
-			"tails), so a data directory of 10,000 partitions takes seconds. No TOPIC: every\n" +
-			"topic and group; with TOPICs, those and the groups' positions in them.\n" +
-			"'seglog describe --prometheus' prints the same.\n\n" +
-			"--output FILE replaces FILE atomically (a temporary beside it, fsync, rename), so\n" +
-			"node_exporter's textfile collector never reads half a file. A topic or partition\n" +
-			"that cannot be read is exported with seglog_topic_up or seglog_partition_up 0 and\n" +
-			"the rest as usual, FILE is still written, and metrics exits 1 with the error. When\n" +
-			"the data directory cannot be listed at all nothing is written: the old FILE's\n" +
-			"seglog_scrape_timestamp_seconds then ages, which is what to alert on.\n\n" +
+			"describe and describe --groups show: each topic's partitions, each\n" +
+			"partition's size, segments, start and next offset, oldest and newest\n" +
+			"timestamp and whether a live writer holds it, each consumer group's committed\n" +
+			"offsets and lag, and when and how fast the figures were taken. It reads what\n" +
+			"describe reads (indexes and segment tails), so a data directory of 10,000\n" +
+			"partitions takes seconds. No TOPIC: every topic and group; with TOPICs, those\n" +
+			"and the groups' positions in them. 'seglog describe --prometheus' prints the\n" +
+			"same.\n\n" +
+			"--output FILE replaces FILE atomically (a temporary beside it, fsync,\n" +
+			"rename), so node_exporter's textfile collector never reads half a file. A\n" +
+			"topic or partition that cannot be read is exported with seglog_topic_up or\n" +
+			"seglog_partition_up 0 and the rest as usual, FILE is still written, and\n" +
+			"metrics exits 1 with the error. When the data directory cannot be listed at\n" +
+			"all nothing is written: the old FILE's seglog_scrape_timestamp_seconds then\n" +
+			"ages, which is what to alert on.\n\n" +
 			"Examples:\n" +
 			"  seglog metrics\n" +
 			"  seglog metrics orders --partition 0\n" +
