@@ -59,6 +59,11 @@ var forbiddenExternal = map[string][]string{
 	"kafkabridge":               {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 }
 
+// testOnlyExternal are modules only tests may use: metrics writes the
+// Prometheus text format itself, and its tests read it back with the
+// official parser.
+var testOnlyExternal = []string{"github.com/prometheus/"}
+
 // kafkaClient is the Kafka protocol's module: outside tests only the
 // bridge speaks it (and the benchmark's stand-in cluster).
 const kafkaClient = "github.com/twmb/franz-go/"
@@ -111,6 +116,11 @@ func TestLayers(t *testing.T) {
 			default:
 				if strings.HasPrefix(p, kafkaClient) && !isTest && !slices.Contains(kafkaSpeakers, pkg) {
 					t.Errorf("%s imports %s: only %v may speak Kafka", path, p, kafkaSpeakers)
+				}
+				for _, prefix := range testOnlyExternal {
+					if strings.HasPrefix(p, prefix) && !isTest {
+						t.Errorf("%s imports %s, which only tests may use", path, p)
+					}
 				}
 				for _, prefix := range forbiddenExternal[pkg] {
 					if strings.HasPrefix(p, prefix) && !(isTest && pkg == "format") {

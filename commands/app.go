@@ -103,6 +103,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 			tailCommand(tn),
 			describeCommand(),
 			topicsCommand(),
+			metricsCommand(),
 			dumpIndexCommand(),
 			verifyCRCCommand(),
 			recoverCommand(),

@@ -1225,6 +1225,9 @@ var cdocExits = []cdocExit{
 		return runIn(t, dir, nil, "topics")
 	}},
 	{"topics", 2, cdocArgs("topics", "t")},
+	{"metrics", 0, cdocArgs("metrics")},
+	{"metrics", 1, cdocArgs("metrics", "nosuch")},
+	{"metrics", 2, cdocArgs("describe", "--prometheus", "--json")},
 	{"dump-index", 0, cdocArgs("dump-index", "t", "--verify")},
 	{"dump-index", 1, cdocArgs("dump-index", "nosuch")},
 	{"dump-index", 2, cdocArgs("dump-index")},

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +68,7 @@ func describeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "timeline", Usage: "chart each partition's records over time instead"},
 			&cli.IntFlag{Name: "width", Usage: "with --timeline: `N` columns, label included", DefaultText: "terminal's, or 80"},
 			&cli.BoolFlag{Name: "ascii", Usage: "with --timeline: draw in ASCII, not block characters"},
+			&cli.BoolFlag{Name: "prometheus", Usage: "print the Prometheus text format instead, as 'seglog metrics' does"},
 		},
 		Action: func(c *cli.Context) error {
 			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups"),
@@ -82,6 +81,9 @@ func describeCommand() *cli.Command {
 			}
 			if err := checkTimelineFlags(c, o); err != nil {
 				return err
+			}
+			if c.Bool("prometheus") {
+				return describePrometheus(c, o)
 			}
 			if o.groups {
 				return runDescribeGroups(envFrom(c), o)
@@ -403,26 +405,8 @@ func runDescribeGroups(e *env, o describeOptions) error {
 	pb := newPartitionBounds(store)
 	var probs problems
 	var groups []*groupInfo
-	for _, name := range names {
-		g := &groupInfo{name: name, dir: store.GroupDir(name)}
-		commits, err := store.GroupCommits(name)
-		if err != nil {
-			g.err = err
-			probs = append(probs, err)
-		}
-		for _, c := range commits {
-			if len(only) > 0 && !only[c.Topic] {
-				continue
-			}
-			for _, p := range slices.Sorted(maps.Keys(c.Partitions)) {
-				if o.partition >= 0 && p != o.partition {
-					continue
-				}
-				gp := groupPartitionInfo{topic: c.Topic, partition: p, committed: c.Partitions[p], updated: c.Updated}
-				pb.fill(&gp, &probs)
-				g.parts = append(g.parts, gp)
-			}
-		}
+	fill := func(gp *groupPartitionInfo) { pb.fill(gp, &probs) }
+	for _, g := range readGroupPositions(store, names, only, o.partition, fill, &probs) {
 		// A group with nothing of the topics or partition asked for is
 		// left out.
 		if g.err != nil || len(g.parts) > 0 || len(only) == 0 && o.partition < 0 {

@@ -119,6 +119,10 @@ var exampleSpecs = map[string]exampleSpec{
 	"seglog describe ./backup/data/orders/0 --json": {stdout: []string{`"records": 4`}},
 	"seglog describe --groups orders":               {stdout: []string{"group billing"}},
 
+	"seglog metrics":                      {stdout: []string{`seglog_partition_next_offset{topic="orders",partition="0"}`, `seglog_topic_up{topic="app-logs"} 1`}},
+	"seglog metrics orders --partition 0": {stdout: []string{`seglog_partition_up{topic="orders",partition="0"} 1`}},
+	"seglog metrics --output /var/lib/node_exporter/textfile/seglog.prom   # from cron": {skip: "writes into /var/lib; TestMetricsOutputReplacesTheFile writes the same into a temporary directory"},
+
 	"seglog topics":                                  {stdout: []string{"orders", "app-logs", "users"}},
 	"seglog -d ./backup/data topics":                 {stdout: []string{"orders"}},
 	"seglog topics --json | jq -r '.topics[].topic'": {stdout: []string{"app-logs\norders\nusers\n"}},

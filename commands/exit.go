@@ -88,6 +88,10 @@ var commandExits = map[string][]exitDoc{
 		{exitOK, "every topic was listed"},
 		{exitError, "a topic could not be read or misses a partition (the others are still listed), or an I/O error"},
 	},
+	"metrics": {
+		{exitOK, "every topic, partition and group asked for was exported"},
+		{exitError, "a topic, partition or group could not be read, a partition is missing below the highest or a topic is named twice (the rest is still exported, and --output FILE still written), a data directory without topics, --output that cannot be written, or an I/O error"},
+	},
 	"dump-index": {
 		{exitOK, "the entries were printed; with --verify, every entry checks out (notes and warnings do not count)"},
 		{exitError, "the file, topic, partition or segment does not exist, or an I/O error"},

@@ -26,6 +26,7 @@ _seglog_value_flags() {
     read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     describe) echo ' --partition -p --width --data-dir -d --progress-after ' ;;
+    metrics) echo ' --partition -p --output --data-dir -d --progress-after ' ;;
     dump-index) echo ' --partition -p --segment -s --kind --data-dir -d --progress-after ' ;;
     verify-crc) echo ' --partition -p --jobs -j --data-dir -d --progress-after ' ;;
     recover) echo ' --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
@@ -104,6 +105,8 @@ raw' ;;
     tail:--wait-timeout) : ;;
     describe:--partition|describe:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     describe:--width) : ;;
+    metrics:--partition|metrics:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
+    metrics:--output) : ;;
     dump-index:--partition|dump-index:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     dump-index:--segment|dump-index:-s) : ;;
     dump-index:--kind) _seglog_reply 'index
@@ -202,8 +205,9 @@ _seglog_flags() {
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    describe) echo '--partition -p --json --groups --timeline --width --ascii --prometheus --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     topics) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    metrics) echo '--partition -p --output --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -236,6 +240,7 @@ _seglog_arg() {
     tail) _seglog_reply "$(_seglog_call topics)" ;;
     describe) _seglog_reply "$(_seglog_call topics)" ;;
     topics) : ;;
+    metrics) _seglog_reply "$(_seglog_call topics)" ;;
     dump-index) COMPREPLY=($(compgen -f -- "$cur")) ;;
     verify-crc) _seglog_reply "$(_seglog_call topics)" ;;
     recover) _seglog_reply "$(_seglog_call topics)" ;;
@@ -298,6 +303,7 @@ read
 tail
 describe
 topics
+metrics
 dump-index
 verify-crc
 recover
@@ -376,7 +382,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

@@ -70,6 +70,8 @@ function __seglog_value_flags
             printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
             printf '%s\n' --partition -p --width --data-dir -d --progress-after
+        case metrics
+            printf '%s\n' --partition -p --output --data-dir -d --progress-after
         case dump-index
             printf '%s\n' --partition -p --segment -s --kind --data-dir -d --progress-after
         case verify-crc
@@ -131,7 +133,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
@@ -247,6 +249,7 @@ complete -c seglog -n '__seglog_using describe' -l groups -d 'describe the consu
 complete -c seglog -n '__seglog_using describe' -l timeline -d 'chart each partition\'s records over time instead'
 complete -c seglog -n '__seglog_using describe' -l width -x -d 'with --timeline: N columns, label included'
 complete -c seglog -n '__seglog_using describe' -l ascii -d 'with --timeline: draw in ASCII, not block characters'
+complete -c seglog -n '__seglog_using describe' -l prometheus -d 'print the Prometheus text format instead, as \'seglog metrics\' does'
 complete -c seglog -n '__seglog_using describe 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using describe 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using describe; and not __seglog_using describe 0; and not __seglog_using describe 1' -a '(__seglog_call topics)'
@@ -254,6 +257,14 @@ complete -c seglog -n '__seglog_using describe; and not __seglog_using describe 
 # topics
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a topics -d 'list the topics with their partitions, records, size and time range'
 complete -c seglog -n '__seglog_using topics' -l json -d 'print one JSON document instead of a table'
+
+# metrics
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a metrics -d 'print every partition\'s and group\'s figures in the Prometheus text ...'
+complete -c seglog -n '__seglog_using metrics' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'export only partition P'
+complete -c seglog -n '__seglog_using metrics' -l output -x -d 'replace FILE atomically instead of printing'
+complete -c seglog -n '__seglog_using metrics 0' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using metrics 1' -a '(__seglog_call topics)'
+complete -c seglog -n '__seglog_using metrics; and not __seglog_using metrics 0; and not __seglog_using metrics 1' -a '(__seglog_call topics)'
 
 # dump index
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a dump-index -d 'print the entries of .index and .timeindex files, and check them ag...'

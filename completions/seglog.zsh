@@ -22,6 +22,7 @@ _seglog_value_flags() {
     read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     describe) echo ' --partition -p --width --data-dir -d --progress-after ' ;;
+    metrics) echo ' --partition -p --output --data-dir -d --progress-after ' ;;
     dump-index) echo ' --partition -p --segment -s --kind --data-dir -d --progress-after ' ;;
     verify-crc) echo ' --partition -p --jobs -j --data-dir -d --progress-after ' ;;
     recover) echo ' --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
@@ -86,6 +87,8 @@ _seglog_flag_value() {
     tail:--wait-timeout) : ;;
     describe:--partition|describe:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     describe:--width) : ;;
+    metrics:--partition|metrics:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
+    metrics:--output) : ;;
     dump-index:--partition|dump-index:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     dump-index:--segment|dump-index:-s) : ;;
     dump-index:--kind) compadd -- index timeindex both ;;
@@ -168,8 +171,9 @@ _seglog_flags() {
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    describe) echo '--partition -p --json --groups --timeline --width --ascii --prometheus --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     topics) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    metrics) echo '--partition -p --output --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -202,6 +206,7 @@ _seglog_arg() {
     tail) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     describe) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     topics) : ;;
+    metrics) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     dump-index) _files ;;
     verify-crc) compadd -- ${(f)"$(_seglog_call topics)"} ;;
     recover) compadd -- ${(f)"$(_seglog_call topics)"} ;;
@@ -249,7 +254,7 @@ _seglog_arg() {
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create delete alter add-partitions append read tail describe topics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help ;;
+    help) compadd -- create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help ;;
     esac
 }
 
@@ -272,6 +277,7 @@ _seglog_commands() {
         'tail:print a topic'\''s newest records, and with -f follow new ones as they...'
         'describe:print each partition'\''s offsets, record count, size and time range'
         'topics:list the topics with their partitions, records, size and time range'
+        'metrics:print every partition'\''s and group'\''s figures in the Prometheus text ...'
         'dump-index:print the entries of .index and .timeindex files, and check them ag...'
         'verify-crc:check every record, segment boundary and index of partitions'
         'recover:repair partitions after a crash\: cut torn tails, rebuild indexes, r...'
