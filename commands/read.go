@@ -67,8 +67,11 @@ func readCommand() *cli.Command {
 			"waits with --wait / --wait-timeout. With a group, SIGINT and SIGTERM stop reading\n" +
 			"between records: what was printed is committed, and the exit status is 0. Records\n" +
 			"written into a pipe count as printed, so use --count rather than '| head'.\n\n" +
-			"Times are RFC 3339 (2024-05-01T12:00:00Z) or a duration meaning that long ago (2h,\n" +
-			"7d). A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
+			"Times are RFC 3339 (2024-05-01T12:00:00Z), a date (2024-05-01, midnight UTC), @MS\n" +
+			"(Unix epoch milliseconds) or a duration meaning that long ago (2h, 7d, 2w3d); a bare\n" +
+			"number is refused. --until +D is D after --since (rpk's @T:+D), and --offset s@MS\n" +
+			"and e@MS (kcat's) stand for --since @MS and --until @MS. A --since after --until is a\n" +
+			"usage error. A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
 			"--since finds it by binary search; where timestamps go back (verify-crc notes it), it\n" +
 			"scans only when what it reads goes back, and may otherwise start late.\n" +
 			"--template tokens: %t topic, %p partition, %o offset, %k key, %s value, %T timestamp\n" +
@@ -78,6 +81,8 @@ func readCommand() *cli.Command {
 			"  seglog read orders\n" +
 			"  seglog read orders --partition 2 --offset -10 --format json\n" +
 			"  seglog read orders --since 2h --until 1h --key user-1\n" +
+			"  seglog read orders --since 2026-12-01 --until +1w\n" +
+			"  seglog read orders --offset s@1764547200000\n" +
 			"  seglog read orders --format dump --skip-corrupt\n" +
 			"  seglog read orders --group billing --count 1000\n" +
 			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
@@ -122,7 +127,11 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	if c.IsSet("key") {
 		o.key = []byte(c.String("key"))
 	}
-	if o.offset, err = parseOffset(c.String("offset")); err != nil {
+	offset, err := parseWindow(c, now, &o)
+	if err != nil {
+		return o, err
+	}
+	if o.offset, err = parseOffset(offset); err != nil {
 		return o, err
 	}
 	if o.group, err = parseGroupOptions(c); err != nil {
@@ -131,22 +140,70 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	if o.group.name != "" && strings.Contains(o.topic, "/") {
 		return o, usagef("--group needs a TOPIC, not a partition directory (%s)", o.topic)
 	}
-	o.explicit = c.IsSet("offset") || c.IsSet("since")
-	for _, f := range []struct {
-		name string
-		dst  **int64
-	}{{"since", &o.since}, {"until", &o.until}} {
-		if !c.IsSet(f.name) {
+	return o, nil
+}
+
+// parseWindow sets o.since, o.until and o.explicit from --since, --until
+// and kcat's --offset s@MS and e@MS, which stand for --since @MS and
+// --until @MS; it returns the --offset left to parse. --until +D is D
+// after --since, as rpk's @T:+D. A window ending before it starts holds
+// no record: a usage error rather than a read printing nothing.
+func parseWindow(c *cli.Context, now time.Time, o *readOptions) (offset string, err error) {
+	offset = c.String("offset")
+	text := map[string]string{}
+	flag := map[string]string{"since": "--since", "until": "--until"}
+	shown := map[string]string{} // as typed, for messages
+	for name := range flag {
+		if c.IsSet(name) {
+			text[name] = c.String(name)
+			shown[name] = flag[name] + " " + text[name]
+		}
+	}
+	for prefix, name := range map[string]string{"s@": "since", "e@": "until"} {
+		ms, ok := strings.CutPrefix(offset, prefix)
+		if !ok {
 			continue
 		}
-		t, err := parseTime(c.String(f.name), now)
-		if err != nil {
-			return o, usagef("--%s: %v", f.name, err)
+		if _, both := text[name]; both {
+			return "", usagef("--offset %s and --%s exclude each other: give the time once", offset, name)
 		}
-		ns := unixNanoClamped(t)
-		*f.dst = &ns
+		shown[name] = "--offset " + offset
+		text[name], flag[name], offset = "@"+ms, "--offset", "beginning"
 	}
-	return o, nil
+	var since, until time.Time
+	if s, ok := text["since"]; ok {
+		if since, err = parseTime(s, now); err != nil {
+			return "", usagef("%s: %v", flag["since"], err)
+		}
+		o.since = new(int64)
+		*o.since = unixNanoClamped(since)
+	}
+	// An --offset that is an offset, or a --since, wins over a group's
+	// positions.
+	o.explicit = o.since != nil || c.IsSet("offset") && offset == c.String("offset")
+	u, ok := text["until"]
+	if !ok {
+		return offset, nil
+	}
+	if after, relative := strings.CutPrefix(u, "+"); relative {
+		if o.since == nil {
+			return "", usagef("--until %s is a time after --since: give --since too", u)
+		}
+		d, err := parseDuration(after)
+		if err != nil {
+			return "", usagef("--until: %v", err)
+		}
+		until = since.Add(d)
+	} else if until, err = parseTime(u, now); err != nil {
+		return "", usagef("%s: %v", flag["until"], err)
+	}
+	o.until = new(int64)
+	*o.until = unixNanoClamped(until)
+	if o.since != nil && *o.since > *o.until {
+		return "", usagef("%s (%s) is after %s (%s): no record is in that window; --since is the earlier time",
+			shown["since"], since.UTC().Format(time.RFC3339Nano), shown["until"], until.UTC().Format(time.RFC3339Nano))
+	}
+	return offset, nil
 }
 
 // errStopped ends a read stopped by a signal (with --group) or by stdout

@@ -60,6 +60,14 @@ func TestReadSinceUntil(t *testing.T) {
 		{"since and count", []string{"--since", cleanTime(1), "--count", "2"}, "1 2"},
 		{"key", []string{"--key", "user-1"}, "0 6"},
 		{"key and since", []string{"--key", "user-1", "--since", cleanTime(1)}, "6"},
+		{"since as epoch ms", []string{"--since", "@1700000000000"}, "0 1 2 3 4 5 6 7 8"},
+		{"kcat's s@", []string{"--offset", "s@1700000000000"}, "0 1 2 3 4 5 6 7 8"},
+		{"kcat's e@ before the first", []string{"--offset", "e@1699999999999"}, ""},
+		{"kcat's s@ and --until", []string{"--offset", "s@1700000000000", "--until", cleanTime(1)}, "0 1"},
+		{"until after since", []string{"--since", cleanTime(1), "--until", "+3us"}, "1 2 3 4 5"},
+		{"since a date", []string{"--since", "2023-11-14"}, "0 1 2 3 4 5 6 7 8"},
+		{"until a date", []string{"--until", "2023-11-14"}, ""},
+		{"an instant's window", []string{"--since", cleanTime(2), "--until", cleanTime(2)}, "2 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"read", fixture("clean"), "--template", `%o\n`}, tc.args...)
@@ -84,6 +92,30 @@ func TestReadSinceDurationAgo(t *testing.T) {
 	}
 	if r := mustRun(t, dir, "", "read", "t", "--until", "1h"); r.stdout != "" {
 		t.Errorf("--until 1h: %q", r.stdout)
+	}
+}
+
+// A window ending before it starts, and time forms that cannot be told
+// apart, are usage errors naming what was typed.
+func TestReadTimeWindowErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--since", "30m", "--until", "2h"}, []string{"--since 30m (", ") is after --until 2h (", "Z)"}},
+		{[]string{"--since", "2025-12-02", "--until", "2025-12-01"}, []string{"--since 2025-12-02 (2025-12-02T00:00:00Z) is after --until 2025-12-01 (2025-12-01T00:00:00Z)"}},
+		{[]string{"--offset", "s@1764633600000", "--until", "@1764547200000"}, []string{"--offset s@1764633600000 (2025-12-02T00:00:00Z) is after --until @1764547200000"}},
+		{[]string{"--since", "1764547200000"}, []string{"--since", "ambiguous", "@1764547200000"}},
+		{[]string{"--until", "+1h"}, []string{"--until +1h", "give --since too"}},
+		{[]string{"--offset", "s@1", "--since", "1h"}, []string{"s@1", "--since", "exclude each other"}},
+		{[]string{"--offset", "e@x"}, []string{`invalid time "@x"`, "milliseconds"}},
+		{[]string{"--since", "1h", "--until", "+1x"}, []string{"--until", `"1x"`}},
+	} {
+		r := run(t, nil, append([]string{"read", fixture("clean")}, tc.args...)...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("read %q: exit %d, stdout %q; want 2 and nothing", tc.args, r.code, r.stdout)
+		}
+		wantOneErrorLine(t, r.stderr, tc.wants...)
 	}
 }
 
