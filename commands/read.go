@@ -28,6 +28,7 @@ type readOptions struct {
 	count       int64  // -1: no limit
 	format      outputFormat
 	template    template
+	delim       []byte // --delimiter; nil: a newline
 	skipCorrupt bool
 	group       groupOptions
 	explicit    bool // --offset or --since given: they win over the group's positions
@@ -96,6 +97,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
 			formatFlag(),
+			&cli.StringFlag{Name: "delimiter", Aliases: []string{"D"}, Usage: "with --format value: end each record with `SEP` instead of a newline (escapes \\n \\t \\r \\0 \\\\ \\xNN, as append's)"},
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),
@@ -123,6 +125,14 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	}
 	if o.format, o.template, err = outputFlags(c); err != nil {
 		return o, err
+	}
+	if c.IsSet("delimiter") {
+		if o.format != formatValue {
+			return o, usagef("--delimiter goes with --format value only: --template says itself where records end, and the other formats end them with a newline")
+		}
+		if o.delim, err = unescape(c.String("delimiter")); err != nil || len(o.delim) == 0 {
+			return o, usagef("--delimiter: %s", orEmpty(err))
+		}
 	}
 	if c.IsSet("key") {
 		o.key = []byte(c.String("key"))
@@ -382,7 +392,7 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 	// What only seglog's records carry: their time, and damage to dump
 	// (checkLayoutRead refuses --until elsewhere).
 	seglogIt, _ := it.(*logstore.Iterator)
-	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
+	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, delim: o.delim, topic: ref.topic, partition: ref.partition}
 	if l.Layout().ValuesOnly() {
 		rw.printValuesOnly()
 	}

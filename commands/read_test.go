@@ -229,3 +229,43 @@ func TestReadOffsetAcrossPartitions(t *testing.T) {
 		t.Errorf("read --since %s: %q, %q; want only partition 4's new record", since, r.stdout, r.stderr)
 	}
 }
+
+// read -D '\0' gives back exactly what append --null took, values holding
+// newlines included; a several-byte separator with \xNN escapes too.
+func TestReadDelimiterReversesAppendNull(t *testing.T) {
+	dir := t.TempDir()
+	in := "line one\nline two\x00\x00\r\n\x00tab\there\x00"
+	mustRun(t, dir, in, "append", "t", "--create", "--null")
+	if r := mustRun(t, dir, "", "read", "t", "-D", `\0`); r.stdout != in {
+		t.Errorf("read -D '\\0' = %q, want %q", r.stdout, in)
+	}
+	mustRun(t, dir, "a\x1e\x1fb\x1e\x1f", "append", "u", "--create", "--delimiter", `\x1e\x1f`)
+	if r := mustRun(t, dir, "", "read", "u", "--delimiter", `\x1e\x1f`); r.stdout != "a\x1e\x1fb\x1e\x1f" {
+		t.Errorf("read --delimiter '\\x1e\\x1f' = %q", r.stdout)
+	}
+	if r := mustRun(t, dir, "", "read", "u", "--delimiter", `\x1e\x1f`, "--format", "value"); r.stdout != "a\x1e\x1fb\x1e\x1f" {
+		t.Errorf("read --delimiter with --format value = %q", r.stdout)
+	}
+}
+
+func TestReadDelimiterErrors(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "a\n", "append", "t", "--create")
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"-D", `\0`, "--format", "json"}, []string{"-D", "--format value only"}},
+		{[]string{"--delimiter", `\0`, "--format", "raw"}, []string{"--delimiter", "--format value only"}},
+		{[]string{"-D", `\0`, "--template", `%s`}, []string{"-D", "--format value only"}},
+		{[]string{"-D", `\q`}, []string{"-D", `unknown escape "\q"`}},
+		{[]string{"-D", `\x4`}, []string{"-D", `incomplete \x escape`}},
+		{[]string{"-D", ""}, []string{"-D", "must not be empty"}},
+	} {
+		r := runIn(t, dir, nil, append([]string{"read", "t"}, tc.args...)...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("read %q: exit %d, stdout %q; want 2 and nothing", tc.args, r.code, r.stdout)
+		}
+		wantOneErrorLine(t, r.stderr, tc.wants...)
+	}
+}
