@@ -46,7 +46,7 @@ func parseSize(s string) (int64, error) {
 // larger float is undefined and adding overflows, either of which made a
 // long duration come out negative, or wrap around to a short one.
 func parseDuration(s string) (time.Duration, error) {
-	bad := func() error { return fmt.Errorf("invalid duration %q (use e.g. 90s, 2h, 7d, 1w)", s) }
+	bad := func() error { return fmt.Errorf("invalid duration %q (use e.g. 90s, 2h, 7d)", s) }
 	negative := func() error { return fmt.Errorf("invalid duration %q: must not be negative", s) }
 	tooLong := func() error {
 		return fmt.Errorf("invalid duration %q: too long (at most %s)", s, time.Duration(math.MaxInt64))

@@ -21,7 +21,7 @@ _seglog_value_flags() {
     case $1 in
     create) echo ' --partitions --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
-    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
+    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     describe) echo ' --partition -p --width --data-dir -d --progress-after ' ;;
     dump-index) echo ' --partition -p --segment -s --kind --data-dir -d --progress-after ' ;;
@@ -73,6 +73,7 @@ never' ;;
 json
 dump
 raw' ;;
+    read:--delimiter|read:-D) : ;;
     read:--template|read:-t) : ;;
     read:--group|read:-g) _seglog_reply "$(_seglog_call groups)" ;;
     read:--wait-timeout) : ;;
@@ -175,7 +176,7 @@ _seglog_flags() {
     case $1 in
     create) echo '--partitions --if-not-exists --retention --retention-bytes --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --merge -m --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     topics) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;

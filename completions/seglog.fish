@@ -61,7 +61,7 @@ function __seglog_value_flags
         case append
             printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case tail
             printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
@@ -174,7 +174,9 @@ complete -c seglog -n '__seglog_using read' -l until -x -d 'stop before the firs
 complete -c seglog -n '__seglog_using read' -l key -s k -x -d 'print only records with key K'
 complete -c seglog -n '__seglog_using read' -l count -s c -x -d 'stop after N records in all'
 complete -c seglog -n '__seglog_using read' -l format -x -a 'value json dump raw' -d 'FORMAT: value'
+complete -c seglog -n '__seglog_using read' -l delimiter -s D -x -d 'with --format value: end each record with SEP instead of a newline'
 complete -c seglog -n '__seglog_using read' -l template -s t -x -d 'print each record as FMT'
+complete -c seglog -n '__seglog_using read' -l merge -s m -d 'print the partitions\' records in timestamp order, ties by partition...'
 complete -c seglog -n '__seglog_using read' -l skip-corrupt -d 'warn about a corrupt record and go on after it instead of failing'
 complete -c seglog -n '__seglog_using read' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
 complete -c seglog -n '__seglog_using read' -l wait -d 'with --group: wait without limit while another reader holds the group'
