@@ -207,6 +207,7 @@ complete -c seglog -n '__seglog_using tail; and not __seglog_using tail 0; and n
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a describe -d 'print each partition\'s offsets, record count, size and time range'
 complete -c seglog -n '__seglog_using describe' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'describe only partition P'
 complete -c seglog -n '__seglog_using describe' -l json -d 'print one JSON document instead of tables'
+complete -c seglog -n '__seglog_using describe' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using describe' -l groups -d 'describe the consumer groups\' positions and lag instead'
 complete -c seglog -n '__seglog_using describe' -l timeline -d 'chart each partition\'s records over time instead'
 complete -c seglog -n '__seglog_using describe' -l width -x -d 'with --timeline: N columns, label included'
@@ -218,6 +219,7 @@ complete -c seglog -n '__seglog_using describe; and not __seglog_using describe 
 # topics
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a topics -d 'list the topics with their partitions, records, size and time range'
 complete -c seglog -n '__seglog_using topics' -l json -d 'print one JSON document instead of a table'
+complete -c seglog -n '__seglog_using topics' -l wide -d 'print tables whole, even wider than 80 columns'
 
 # dump index
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a dump-index -d 'print the entries of .index and .timeindex files, and check them ag...'
@@ -235,6 +237,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a verify-crc -d 'check ever
 complete -c seglog -n '__seglog_using verify-crc' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'check only partition P'
 complete -c seglog -n '__seglog_using verify-crc' -l jobs -s j -x -d 'check N segments'
 complete -c seglog -n '__seglog_using verify-crc' -l json -d 'print one JSON object per finding, then a summary object'
+complete -c seglog -n '__seglog_using verify-crc' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using verify-crc 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using verify-crc 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using verify-crc; and not __seglog_using verify-crc 0; and not __seglog_using verify-crc 1' -a '(__seglog_call topics)'
@@ -272,6 +275,7 @@ complete -c seglog -n '__seglog_using quarantine' -l partition -s p -x -a '(__se
 complete -c seglog -n '__seglog_using quarantine' -l older-than -x -d 'purge: only pieces saved more than DURATION ago'
 complete -c seglog -n '__seglog_using quarantine' -l dry-run -d 'purge: print what would be deleted, delete nothing'
 complete -c seglog -n '__seglog_using quarantine' -l json -d 'print one JSON document instead of a table'
+complete -c seglog -n '__seglog_using quarantine' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using quarantine 0' -a 'list purge'
 complete -c seglog -n '__seglog_using quarantine 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using quarantine; and not __seglog_using quarantine 0; and not __seglog_using quarantine 1' -a '(__seglog_call topics)'

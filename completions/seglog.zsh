@@ -148,13 +148,13 @@ _seglog_flags() {
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --merge -m --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    describe) echo '--partition -p --json --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    topics) echo '--json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    describe) echo '--partition -p --json --wide --groups --timeline --width --ascii --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    topics) echo '--json --wide --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     dump-index) echo '--partition -p --segment -s --kind --verify --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    verify-crc) echo '--partition -p --jobs -j --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    verify-crc) echo '--partition -p --jobs -j --json --wide --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     recover) echo '--partition -p --dry-run --salvage --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    quarantine) echo '--partition -p --older-than --dry-run --json --wide --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
