@@ -216,12 +216,12 @@ func quarantinedTopics(store *logstore.Store) string {
 }
 
 // quarantineTable is quarantine's table: in 80 columns, the file, the
-// segment and position it came from go first, then reasons are wrapped
-// and long names cut (--wide and --json have them whole).
+// position it came from and when go first, then the segment; reasons are
+// wrapped and long names cut (--wide and --json have them whole).
 var quarantineTable = tableLayout{
 	header:  []string{"TOPIC", "PARTITION", "SAVED", "SOURCE", "FROM", "BYTES", "FILE", "REASON"},
 	numeric: "PARTITION FROM BYTES",
-	drop:    []string{"FILE", "SOURCE", "FROM"},
+	drop:    []string{"FILE", "FROM", "SAVED", "SOURCE"},
 	shorten: []string{"TOPIC"},
 	wrap:    []string{"REASON"},
 }

@@ -55,11 +55,11 @@ const shortenedMin = 12
 // tableLayout is a table's columns and how it is fitted into tableWidth.
 // A table that fits is printed as it is. Else, step by step until it
 // fits: its timestamps lose their fraction (2024-05-01 12:00:00, still
-// UTC); the columns of drop are left out, first to last; the widest of
-// the columns of shorten and wrap is narrowed, and so on: the cells of
-// shorten cut in the middle ("a-long..name/3"), those of wrap (text)
-// wrapped at spaces over several lines. --wide, and JSON, print
-// everything.
+// UTC); the columns of drop are left out, first to last, while narrowing
+// the columns of shorten and wrap cannot make room; then the widest of
+// those is narrowed, and so on: the cells of shorten cut in the middle
+// ("a-long..name/3"), those of wrap (text) wrapped at spaces over several
+// lines. --wide, and JSON, print everything.
 type tableLayout struct {
 	header  []string
 	numeric string   // the columns right-aligned
@@ -93,8 +93,9 @@ func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
 			row[i] = compactTime(cell)
 		}
 	}
+	// A column is left out only when narrowing the others cannot make room.
 	for _, name := range l.drop {
-		if tableWidthOf(columnWidths(header, rows)) <= tableWidth {
+		if tableWidthOf(l.narrowest(header, columnWidths(header, rows))) <= tableWidth {
 			break
 		}
 		if i := slices.Index(header, name); i >= 0 {
@@ -104,21 +105,21 @@ func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
 			}
 		}
 	}
-	// The widest shortenable column first, each by what is still too much.
+	// The widest narrowable column first, each by what is still too much.
 	for {
 		widths = columnWidths(header, rows)
+		floor := l.narrowest(header, widths)
 		excess := tableWidthOf(widths) - tableWidth
 		widest := -1
-		for i, name := range header {
-			narrowed := slices.Contains(l.shorten, name) || slices.Contains(l.wrap, name)
-			if narrowed && widths[i] > max(shortenedMin, len(name)) && (widest < 0 || widths[i] > widths[widest]) {
+		for i := range header {
+			if widths[i] > floor[i] && (widest < 0 || widths[i] > widths[widest]) {
 				widest = i
 			}
 		}
 		if excess <= 0 || widest < 0 {
 			return header, rows
 		}
-		to := max(widths[widest]-excess, shortenedMin, len(header[widest]))
+		to := max(widths[widest]-excess, floor[widest])
 		narrow := shortenCell
 		if slices.Contains(l.wrap, header[widest]) {
 			narrow = wrapCell
@@ -127,6 +128,19 @@ func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
 			row[widest] = narrow(row[widest], to)
 		}
 	}
+}
+
+// narrowest is how narrow each column of widths can be made: a column of
+// shorten or wrap down to shortenedMin or its header, the others not at
+// all.
+func (l tableLayout) narrowest(header []string, widths []int) []int {
+	floor := slices.Clone(widths)
+	for i, name := range header {
+		if slices.Contains(l.shorten, name) || slices.Contains(l.wrap, name) {
+			floor[i] = min(widths[i], max(shortenedMin, utf8.RuneCountInString(name)))
+		}
+	}
+	return floor
 }
 
 // columnWidths is the width of each column: its widest cell line or

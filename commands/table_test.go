@@ -8,8 +8,8 @@ import (
 )
 
 // The fitting steps, in order: times to the second, columns dropped by
-// priority, cells of the shortenable columns cut in the middle; a table
-// that fits is left whole.
+// priority while narrowing the others cannot make room, then cells of the
+// shortenable columns cut in the middle; a table that fits is left whole.
 func TestTableLayoutFit(t *testing.T) {
 	l := tableLayout{header: []string{"NAME", "A", "B", "WHEN"}, drop: []string{"B", "A"}, shorten: []string{"NAME"}}
 	const when = "2026-12-01T10:04:05.123456789Z"
@@ -20,29 +20,37 @@ func TestTableLayoutFit(t *testing.T) {
 		}
 		return b.String()
 	}
-	narrow := render([][]string{{"n", "1", "2", when}}, false)
-	if !strings.Contains(narrow, when) || !strings.Contains(narrow, "| B ") {
-		t.Errorf("a table that fits was changed:\n%s", narrow)
-	}
-	// 50 characters of name: with the time compacted and B dropped, it
-	// fits exactly.
-	name := strings.Repeat("x", 46) + "-end"
-	got := render([][]string{{name, "1", "2", when}}, false)
-	if !strings.Contains(got, "| "+name+" | 1 | 2026-12-01 10:04:05 |") || strings.Contains(got, "| B ") {
-		t.Errorf("50-character name:\n%s", got)
-	}
-	// Longer: A goes too, then the name is cut in the middle.
-	name = strings.Repeat("y", 100) + "-end"
-	got = render([][]string{{name, "1", "2", when}, {"short", "1", "2", "-"}}, false)
-	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
-		if n := utf8.RuneCountInString(line); n != tableWidth {
-			t.Errorf("line of %d columns, want %d: %q", n, tableWidth, line)
+	checkWidth := func(table string) {
+		for _, line := range strings.Split(strings.TrimSuffix(table, "\n"), "\n") {
+			if n := utf8.RuneCountInString(line); n != tableWidth {
+				t.Errorf("line of %d columns, want %d: %q", n, tableWidth, line)
+			}
 		}
 	}
-	if strings.Contains(got, "| A ") || !strings.Contains(got, "yy..yy") || !strings.Contains(got, "-end |") || !strings.Contains(got, "| short ") {
+	narrow := render([][]string{{"n", "1", "2", when}}, false)
+	if !strings.Contains(narrow, "| n    | 1 | 2 | "+when+" |") {
+		t.Errorf("a table that fits was changed:\n%s", narrow)
+	}
+	// A long name: the time to the second, then the name cut; A and B stay.
+	name := strings.Repeat("y", 100) + "-end"
+	got := render([][]string{{name, "1", "2", when}, {"short", "1", "2", "-"}}, false)
+	checkWidth(got)
+	if !strings.Contains(got, "| 1 | 2 | 2026-12-01 10:04:05 |") || !strings.Contains(got, "yy..yy") || !strings.Contains(got, "-end |") || !strings.Contains(got, "| short ") {
 		t.Errorf("104-character name:\n%s", got)
 	}
-	if whole := render([][]string{{name, "1", "2", when}}, true); !strings.Contains(whole, "| "+name+" | 1 | 2 | "+when+" |") {
+	// A wide B, which cannot be narrowed: it goes, A stays.
+	b := strings.Repeat("b", 60)
+	got = render([][]string{{"n", "1", b, when}}, false)
+	if strings.Contains(got, b) || !strings.Contains(got, "| n    | 1 | 2026-12-01 10:04:05 |") {
+		t.Errorf("a wide B:\n%s", got)
+	}
+	// Wider still with a long name: B goes, then the name is cut.
+	got = render([][]string{{name, "1", b, when}}, false)
+	checkWidth(got)
+	if strings.Contains(got, b) || !strings.Contains(got, "| 1 | 2026-12-01 10:04:05 |") {
+		t.Errorf("a wide B and a long name:\n%s", got)
+	}
+	if whole := render([][]string{{name, "1", b, when}}, true); !strings.Contains(whole, "| "+name+" | 1 | "+b+" | "+when+" |") {
 		t.Errorf("--wide:\n%s", whole)
 	}
 }
