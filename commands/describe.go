@@ -20,6 +20,7 @@ type describeOptions struct {
 	targets   []string // topics, or directories when they hold a '/'; none: every topic
 	partition int      // -1: all
 	json      bool
+	wide      bool // tables whole, however wide
 	groups    bool // describe consumer groups: targets are topics to show
 	timeline  bool // chart records over time instead (timeline.go)
 	width     int  // --width: the chart's columns; 0: the terminal's, or 80
@@ -64,6 +65,7 @@ func describeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "describe only partition `P`", DefaultText: "all"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
+			wideFlag(),
 			&cli.BoolFlag{Name: "groups", Usage: "describe the consumer groups' positions and lag instead"},
 			&cli.BoolFlag{Name: "timeline", Usage: "chart each partition's records over time instead"},
 			&cli.IntFlag{Name: "width", Usage: "with --timeline: `N` columns, label included", DefaultText: "terminal's, or 80"},
@@ -71,7 +73,7 @@ func describeCommand() *cli.Command {
 			&cli.BoolFlag{Name: "prometheus", Usage: "print the Prometheus text format instead, as 'seglog metrics' does"},
 		},
 		Action: func(c *cli.Context) error {
-			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), groups: c.Bool("groups"),
+			o := describeOptions{targets: c.Args().Slice(), partition: c.Int("partition"), json: c.Bool("json"), wide: c.Bool("wide"), groups: c.Bool("groups"),
 				timeline: c.Bool("timeline"), width: c.Int("width"), ascii: c.Bool("ascii")}
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
@@ -110,18 +112,21 @@ func runDescribe(e *env, o describeOptions) error {
 	var probs problems
 	return topicReport(targets, o.json, &probs,
 		func(arg string) (*topicInfo, error) { return gatherTarget(e, arg, o.partition, &probs) },
-		func(t *topicInfo, first bool) error { return writeDescribeTable(e.stdout, t, !first) },
+		func(t *topicInfo, first bool) error { return writeDescribeTable(e.stdout, t, !first, o.wide) },
 		func(topics []*topicInfo) error { return writeDescribeJSON(e.stdout, topics) })
 }
 
-// Columns of describe's table, and which of them hold numbers.
-var describeHeader = []string{"PARTITION", "START", "NEXT", "RECORDS", "SEGMENTS", "SIZE", "OLDEST", "NEWEST", "WRITER"}
-
-const describeNumeric = "PARTITION START NEXT RECORDS SEGMENTS SIZE WRITER"
+// describeTable is describe's table: in 80 columns, the segment count
+// and oldest timestamp go first, then the start and record count.
+var describeTable = tableLayout{
+	header:  []string{"PARTITION", "START", "NEXT", "RECORDS", "SEGMENTS", "SIZE", "OLDEST", "NEWEST", "WRITER"},
+	numeric: "PARTITION START NEXT RECORDS SEGMENTS SIZE WRITER",
+	drop:    []string{"SEGMENTS", "OLDEST", "START", "RECORDS"},
+}
 
 // writeDescribeTable prints a topic's title line and table; after another
 // table, a blank line first.
-func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
+func writeDescribeTable(w io.Writer, t *topicInfo, blank, wide bool) error {
 	var b bytes.Buffer
 	if blank {
 		b.WriteByte('\n')
@@ -165,7 +170,7 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank bool) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := renderTable(&b, describeHeader, describeNumeric, rows); err != nil {
+	if err := describeTable.render(&b, rows, wide); err != nil {
 		return err
 	}
 	if fromIndex {

@@ -213,7 +213,7 @@ const dtFootnote = "* records counted from the indexes, not read: any lost to da
 func TestDescribeTable(t *testing.T) {
 	dir := dtFixture(t)
 	parts := dtParse(t, mustRun(t, dir, "", "describe", "orders", "--json").stdout).Topics[0].Partitions
-	r := mustRun(t, dir, "", "describe", "orders")
+	r := mustRun(t, dir, "", "describe", "orders", "--wide")
 	if !strings.HasPrefix(r.stdout, "topic orders (") {
 		t.Errorf("no title line naming the topic:\n%s", r.stdout)
 	}
@@ -396,7 +396,7 @@ func TestDescribeWriterPid(t *testing.T) {
 	if ps[1].WriterPid == nil || *ps[1].WriterPid != os.Getpid() {
 		t.Errorf("writer_pid of partition 1 %s, want %d", dtStr(ps[1].WriterPid), os.Getpid())
 	}
-	rows := dtRows(t, mustRun(t, dir, "", "describe", "orders").stdout)
+	rows := dtRows(t, mustRun(t, dir, "", "describe", "orders", "--wide").stdout)
 	if got := rows["1"][8]; got != fmt.Sprint(os.Getpid()) {
 		t.Errorf("WRITER cell %q, want %d", got, os.Getpid())
 	}
@@ -416,7 +416,7 @@ func TestTopics(t *testing.T) {
 	// Oldest and newest over partitions: partition 2 was appended last.
 	oldest, newest := ws[0].Oldest, ws[2].Newest
 
-	r := mustRun(t, dir, "", "topics")
+	r := mustRun(t, dir, "", "topics", "--wide")
 	rows := dtRows(t, r.stdout)
 	if got, want := strings.Join(rows["TOPIC"], " "), "TOPIC PARTITIONS RECORDS SEGMENTS SIZE OLDEST NEWEST"; got != want {
 		t.Errorf("header %q, want %q", got, want)

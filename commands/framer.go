@@ -2,8 +2,10 @@ package commands
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // framer cuts a byte stream, fed in chunks, into messages at a delimiter.
@@ -146,8 +148,11 @@ func (f *framer) indexAcross(chunk []byte) int {
 	return -1
 }
 
+// escapesHelp lists the escapes delimiters and --template take.
+const escapesHelp = `\n \t \r \0 \\ \xNN`
+
 // unescape turns a delimiter as typed (`\n`, `\t`, `\r`, `\0`, `\\`,
-// `\xNN`, or literal bytes) into bytes.
+// `\xNN`, or literal bytes) into bytes. A backslash at the end is itself.
 func unescape(s string) ([]byte, error) {
 	var out []byte
 	for i := 0; i < len(s); i++ {
@@ -155,31 +160,40 @@ func unescape(s string) ([]byte, error) {
 			out = append(out, s[i])
 			continue
 		}
-		i++
-		switch s[i] {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case '0':
-			out = append(out, 0)
-		case '\\':
-			out = append(out, '\\')
-		case 'x':
-			if i+3 > len(s) {
-				return nil, fmt.Errorf("incomplete \\x escape in %q", s)
-			}
-			v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			if err != nil {
-				return nil, fmt.Errorf("bad \\x escape in %q", s)
-			}
-			out = append(out, byte(v))
-			i += 2
-		default:
-			return nil, fmt.Errorf("unknown escape \\%c in %q (use \\n \\t \\r \\0 \\\\ \\xNN)", s[i], s)
+		b, n, err := decodeEscape(s[i:])
+		if err != nil {
+			return nil, fmt.Errorf("%v in %q", err, s)
 		}
+		out = append(out, b)
+		i += n - 1
 	}
 	return out, nil
+}
+
+// decodeEscape decodes the escape s starts with (a backslash and at least
+// one more byte): the byte it stands for and how many bytes of s it is.
+func decodeEscape(s string) (b byte, n int, err error) {
+	switch s[1] {
+	case 'n':
+		return '\n', 2, nil
+	case 't':
+		return '\t', 2, nil
+	case 'r':
+		return '\r', 2, nil
+	case '0':
+		return 0, 2, nil
+	case '\\':
+		return '\\', 2, nil
+	case 'x':
+		if len(s) < 4 {
+			return 0, 0, errors.New("incomplete \\x escape")
+		}
+		v, err := strconv.ParseUint(s[2:4], 16, 8)
+		if err != nil {
+			return 0, 0, fmt.Errorf("bad \\x escape %s", quoteSequence(s[:4]))
+		}
+		return byte(v), 4, nil
+	}
+	_, size := utf8.DecodeRuneInString(s[1:])
+	return 0, 0, fmt.Errorf("unknown escape %s (use %s)", quoteSequence(s[:1+size]), escapesHelp)
 }

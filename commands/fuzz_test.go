@@ -71,23 +71,32 @@ func FuzzParseSize(f *testing.F) {
 // (as ParseFloat reads it) plus the Go duration after it. ok is false when
 // a part does not parse.
 func refDuration(s string) (ns *big.Float, ok bool) {
-	days, rest := "", s
-	i := strings.IndexByte(s, 'd')
-	if i >= 0 {
-		days, rest = s[:i], s[i+1:]
-	}
 	sum := new(big.Float).SetPrec(200)
-	if i >= 0 {
-		n, err := strconv.ParseFloat(days, 64)
+	rest, large, terms := s, 0.0, 0
+	for _, u := range []struct {
+		letter byte
+		days   float64
+	}{{'w', 7}, {'d', 1}} {
+		i := strings.IndexByte(rest, u.letter)
+		if i < 0 {
+			continue
+		}
+		n, err := strconv.ParseFloat(rest[:i], 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(n) {
 			return nil, false
 		}
+		large += n * u.days
+		rest, terms = rest[i+1:], terms+1
 		if math.IsInf(n, 0) {
 			n = math.Copysign(math.MaxFloat64, n)
 		}
-		sum.Mul(new(big.Float).SetPrec(200).SetFloat64(n), big.NewFloat(float64(24*time.Hour)))
+		term := new(big.Float).SetPrec(200).SetFloat64(n)
+		sum.Add(sum, term.Mul(term, big.NewFloat(u.days*float64(24*time.Hour))))
 	}
-	if rest != "" || i < 0 {
+	if math.IsNaN(large) {
+		return nil, false
+	}
+	if rest != "" || terms == 0 {
 		d, err := time.ParseDuration(rest)
 		if err != nil {
 			return nil, false
@@ -100,7 +109,7 @@ func refDuration(s string) (ns *big.Float, ok bool) {
 func FuzzParseDuration(f *testing.F) {
 	for _, s := range []string{"90s", "2h", "7d", "1d12h", "1.5d", "0", "0d", "", "d", "-1h", "-5d", "1d-1h", "-1d48h",
 		"1000000h", "10000000h", "106751d", "106752d", "106751d24h", "106751d23h47m16.854775807s", "-106751d-1000000h",
-		"1e999d", "-1e999d", "Infd", "NaNd", "106752d-1000000h", "107081d2", "1e-400d", "0x1p4d", "1h2d", "1d2d", "2562047h47m16.854775807s", "2562047h47m16.854775808s"} {
+		"1e999d", "-1e999d", "Infd", "NaNd", "106752d-1000000h", "107081d2", "1e-400d", "0x1p4d", "1h2d", "1d2d", "1w", "2w3d", "1d2w", "Infw-Infd", "15250w", "2562047h47m16.854775807s", "2562047h47m16.854775808s"} {
 		f.Add(s)
 	}
 	maxNs := new(big.Float).SetInt64(math.MaxInt64)
@@ -150,7 +159,7 @@ func FuzzParseTime(f *testing.F) {
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC).UnixNano()
 	for _, s := range []string{"2024-05-01T12:00:00Z", "2024-05-01T12:00:00.123456789+02:00", "0001-01-01T00:00:00Z",
 		"9999-12-31T23:59:59.999999999Z", "1677-09-21T00:12:43.145224191Z", "2262-04-11T23:47:16.854775808Z", "2h", "7d", "106751d",
-		"", "yesterday", "1e999", "-2h", "2024-13-01T00:00:00Z"} {
+		"", "yesterday", "1e999", "-2h", "2024-13-01T00:00:00Z", "2025-12-01", "@1764547200000", "@-1", "@01", "0", "1w"} {
 		f.Add(s, now)
 	}
 	f.Add("292y", int64(math.MinInt64))
@@ -158,11 +167,20 @@ func FuzzParseTime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, nowNs int64) {
 		now := time.Unix(0, nowNs)
 		got, err := parseTime(s, now)
-		if want, perr := time.Parse(time.RFC3339Nano, s); perr == nil {
+		want, perr := time.Parse(time.RFC3339Nano, s)
+		if perr != nil {
+			want, perr = time.Parse(time.DateOnly, s)
+		}
+		ms, msErr := strconv.ParseInt(strings.TrimPrefix(s, "@"), 10, 64)
+		if perr == nil {
 			if err != nil || !got.Equal(want) {
 				t.Fatalf("parseTime(%q) = %v, %v; want %v", s, got, err, want)
 			}
-		} else if d, derr := parseDuration(s); derr == nil {
+		} else if strings.HasPrefix(s, "@") && msErr == nil && isDecimal(s[1:]) {
+			if err != nil || !got.Equal(time.UnixMilli(ms)) {
+				t.Fatalf("parseTime(%q) = %v, %v; want %d ms", s, got, err, ms)
+			}
+		} else if d, derr := parseDuration(s); derr == nil && !isDecimal(s) {
 			if err != nil || !got.Equal(now.Add(-d)) {
 				t.Fatalf("parseTime(%q) = %v, %v; want %v before %v", s, got, err, d, now)
 			}

@@ -52,7 +52,7 @@ func TestLoneSegmentFile(t *testing.T) {
 		{[]string{"read", log, "--offset", strconv.Itoa(last), "--format", "json"}, exitOK,
 			[]string{fmt.Sprintf(`{"topic":"t","partition":0,"offset":%d,`, last)}},
 		{[]string{"tail", "-n", "2", log}, exitOK, want[len(want)-2:]},
-		{[]string{"describe", log}, exitOK, []string{log + ": a lone segment file, read as the active segment of a partition of its own",
+		{[]string{"describe", log, "--wide"}, exitOK, []string{log + ": a lone segment file, read as the active segment of a partition of its own",
 			fmt.Sprintf("|         0 | %5d | %4d | %7d |        1 |", base, last+1, len(want))}},
 		{[]string{"describe", log, "--json"}, exitOK, []string{`      "layout": "segment-file",`, fmt.Sprintf(`          "next_offset": %d,`, last+1)}},
 		{[]string{"describe", log, "--timeline", "--json"}, exitOK, nil},

@@ -100,7 +100,7 @@ func TestPathTopicDirectory(t *testing.T) {
 			t.Errorf("%q prints nothing", c.byName)
 		}
 	}
-	r := mustRun(t, dir, "", "verify-crc", topicDir)
+	r := mustRun(t, dir, "", "verify-crc", topicDir, "--wide")
 	if !strings.Contains(r.stdout, topicDir+"/0 ") || !strings.Contains(r.stdout, topicDir+"/1 ") || !strings.HasSuffix(r.stdout, "no problems found\n") {
 		t.Errorf("verify-crc %s:\n%s", topicDir, r.stdout)
 	}

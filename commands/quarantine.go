@@ -24,6 +24,7 @@ type quarantineOptions struct {
 	olderThan time.Duration
 	dryRun    bool
 	json      bool
+	wide      bool // the table whole, however wide
 }
 
 // quarantineActions are quarantine's actions, its first argument when it
@@ -62,10 +63,11 @@ func quarantineCommand() *cli.Command {
 			&cli.StringFlag{Name: "older-than", Usage: "purge: only pieces saved more than `DURATION` ago"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "purge: print what would be deleted, delete nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a table"},
+			wideFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
-			o := quarantineOptions{partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
+			o := quarantineOptions{partition: c.Int("partition"), dryRun: c.Bool("dry-run"), json: c.Bool("json"), wide: c.Bool("wide")}
 			if len(args) > 0 {
 				if purge, ok := quarantineActions.lookup(args[0]); ok {
 					o.purge, args = purge, args[1:]
@@ -129,7 +131,7 @@ func runQuarantine(e *env, o quarantineOptions) error {
 		case len(entries) == 0 && len(empty) > 0:
 			err = writeNothingQuarantined(e, store, empty, o.partition)
 		case len(entries) > 0 || len(probs) == 0:
-			err = writeQuarantineTable(e, entries)
+			err = writeQuarantineTable(e, entries, o.wide)
 		}
 		if err != nil {
 			return err
@@ -213,11 +215,18 @@ func quarantinedTopics(store *logstore.Store) string {
 	return fmt.Sprintf(" (%s holds pieces of %s)", filepath.Join(store.Dir(), logstore.QuarantineDir), nameList(names))
 }
 
-var quarantineHeader = []string{"TOPIC", "PARTITION", "SAVED", "SOURCE", "FROM", "BYTES", "FILE", "REASON"}
+// quarantineTable is quarantine's table: in 80 columns, the file, the
+// position it came from and when go first, then the segment; reasons are
+// wrapped and long names cut (--wide and --json have them whole).
+var quarantineTable = tableLayout{
+	header:  []string{"TOPIC", "PARTITION", "SAVED", "SOURCE", "FROM", "BYTES", "FILE", "REASON"},
+	numeric: "PARTITION FROM BYTES",
+	drop:    []string{"FILE", "FROM", "SAVED", "SOURCE"},
+	shorten: []string{"TOPIC"},
+	wrap:    []string{"REASON"},
+}
 
-const quarantineNumeric = "PARTITION FROM BYTES"
-
-func writeQuarantineTable(e *env, entries []logstore.QuarantineEntry) error {
+func writeQuarantineTable(e *env, entries []logstore.QuarantineEntry, wide bool) error {
 	var b bytes.Buffer
 	if len(entries) == 0 {
 		if e.quiet {
@@ -238,7 +247,7 @@ func writeQuarantineTable(e *env, entries []logstore.QuarantineEntry) error {
 			filepath.Base(en.Source), strconv.FormatInt(en.Pos, 10), size, relPath(e.dataDir, en.Data),
 			strings.ReplaceAll(en.Reason, "\n", " ")})
 	}
-	if err := renderTable(&b, quarantineHeader, quarantineNumeric, rows); err != nil {
+	if err := quarantineTable.render(&b, rows, wide); err != nil {
 		return err
 	}
 	_, err := e.stdout.Write(b.Bytes())

@@ -28,7 +28,9 @@ type readOptions struct {
 	count       int64  // -1: no limit
 	format      outputFormat
 	template    template
+	delim       []byte // --delimiter; nil: a newline
 	skipCorrupt bool
+	merge       bool // --merge: partitions merged by timestamp, not one after another
 	group       groupOptions
 	explicit    bool // --offset or --since given: they win over the group's positions
 }
@@ -50,6 +52,10 @@ func readCommand() *cli.Command {
 			"(with its .index and .timeindex beside it, if there): read as the active segment of\n" +
 			"a partition of its own, so its tail may be incomplete rather than corrupt; its base\n" +
 			"offset is its name's, or its first record's for a file named otherwise.\n\n" +
+			"--merge prints the partitions' records in timestamp order instead, ties by partition\n" +
+			"then offset, as a consumer of all of them sees them (and tail prints them), with\n" +
+			"every other flag; one record a partition is held at a time. --group commits each\n" +
+			"partition's position after its last record printed.\n\n" +
 			"Exits 1 on a corrupt record, after printing the records before it, unless\n" +
 			"--skip-corrupt: then a warning, and reading goes on where valid data resumes (the\n" +
 			"rule every command shares: records after skipped offsets keep their offsets, a\n" +
@@ -67,19 +73,29 @@ func readCommand() *cli.Command {
 			"waits with --wait / --wait-timeout. With a group, SIGINT and SIGTERM stop reading\n" +
 			"between records: what was printed is committed, and the exit status is 0. Records\n" +
 			"written into a pipe count as printed, so use --count rather than '| head'.\n\n" +
-			"Times are RFC 3339 (2024-05-01T12:00:00Z) or a duration meaning that long ago (2h,\n" +
-			"7d). A record's time is the newest timestamp up to it in its partition, as in Kafka.\n" +
-			"--since finds it by binary search; where timestamps go back (verify-crc notes it), it\n" +
-			"scans only when what it reads goes back, and may otherwise start late.\n" +
+			"Times are RFC 3339 (2024-05-01T12:00:00Z), a date (2024-05-01, midnight UTC), @MS\n" +
+			"(Unix epoch milliseconds) or a duration meaning that long ago (2h, 7d, 2w3d); a\n" +
+			"bare number is refused. --until +D is D after --since (rpk's @T:+D); --offset s@MS\n" +
+			"and e@MS (kcat's) stand for --since @MS and --until @MS. A --since after --until\n" +
+			"is a usage error. A record's time is the newest timestamp up to it in its\n" +
+			"partition, as in Kafka. --since finds it by binary search; where timestamps go back\n" +
+			"(verify-crc notes it), it scans only when what it reads goes back, and may\n" +
+			"otherwise start late.\n" +
 			"--template tokens: %t topic, %p partition, %o offset, %k key, %s value, %T timestamp\n" +
 			"(ms), %K key length, %S value length, %b byte position, %c crc, %% a percent sign;\n" +
-			"escapes \\n \\t \\\\. No newline is added.\n\n" +
+			"escapes \\n \\t \\r \\0 \\\\ \\xNN, as --delimiter's. No newline is added. --delimiter\n" +
+			"(-D) SEP ends each record of --format value with SEP instead of a newline: -D '\\0'\n" +
+			"reverses 'seglog append --null'.\n\n" +
 			"Examples:\n" +
 			"  seglog read orders\n" +
 			"  seglog read orders --partition 2 --offset -10 --format json\n" +
 			"  seglog read orders --since 2h --until 1h --key user-1\n" +
+			"  seglog read orders --since 2026-12-01 --until +1w\n" +
+			"  seglog read orders --offset s@1764547200000\n" +
 			"  seglog read orders --format dump --skip-corrupt\n" +
 			"  seglog read orders --group billing --count 1000\n" +
+			"  seglog read orders --merge --since 1h --format json\n" +
+			"  seglog read orders -D '\\0' | seglog append orders-copy --create --null\n" +
 			"  seglog read orders --template '%p/%o %k=%s\\n'\n" +
 			"  seglog read ./backup/data/orders/0 --format json | seglog append orders --input json\n" +
 			"  seglog read ./rescue/00000000000000000000.log --format dump --skip-corrupt",
@@ -91,7 +107,9 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "key", Aliases: []string{"k"}, Usage: "print only records with key `K`"},
 			&cli.Int64Flag{Name: "count", Aliases: []string{"c"}, Value: -1, Usage: "stop after `N` records in all", DefaultText: "no limit"},
 			formatFlag(),
+			&cli.StringFlag{Name: "delimiter", Aliases: []string{"D"}, Usage: "with --format value: end each record with `SEP` instead of a newline (escapes \\n \\t \\r \\0 \\\\ \\xNN, as append's)"},
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
+			&cli.BoolFlag{Name: "merge", Aliases: []string{"m"}, Usage: "print the partitions' records in timestamp order, ties by partition then offset, instead of partition by partition"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
 		}, groupFlags()...),
 		Action: func(c *cli.Context) error {
@@ -109,7 +127,7 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	if err != nil {
 		return readOptions{}, err
 	}
-	o := readOptions{topic: topic, partition: c.Int("partition"), count: c.Int64("count"), skipCorrupt: c.Bool("skip-corrupt")}
+	o := readOptions{topic: topic, partition: c.Int("partition"), count: c.Int64("count"), skipCorrupt: c.Bool("skip-corrupt"), merge: c.Bool("merge")}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
@@ -119,10 +137,22 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	if o.format, o.template, err = outputFlags(c); err != nil {
 		return o, err
 	}
+	if c.IsSet("delimiter") {
+		if o.format != formatValue {
+			return o, usagef("--delimiter goes with --format value only: --template says itself where records end, and the other formats end them with a newline")
+		}
+		if o.delim, err = unescape(c.String("delimiter")); err != nil || len(o.delim) == 0 {
+			return o, usagef("--delimiter: %s", orEmpty(err))
+		}
+	}
 	if c.IsSet("key") {
 		o.key = []byte(c.String("key"))
 	}
-	if o.offset, err = parseOffset(c.String("offset")); err != nil {
+	offset, err := parseWindow(c, now, &o)
+	if err != nil {
+		return o, err
+	}
+	if o.offset, err = parseOffset(offset); err != nil {
 		return o, err
 	}
 	if o.group, err = parseGroupOptions(c); err != nil {
@@ -131,22 +161,70 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 	if o.group.name != "" && strings.Contains(o.topic, "/") {
 		return o, usagef("--group needs a TOPIC, not a partition directory (%s)", o.topic)
 	}
-	o.explicit = c.IsSet("offset") || c.IsSet("since")
-	for _, f := range []struct {
-		name string
-		dst  **int64
-	}{{"since", &o.since}, {"until", &o.until}} {
-		if !c.IsSet(f.name) {
+	return o, nil
+}
+
+// parseWindow sets o.since, o.until and o.explicit from --since, --until
+// and kcat's --offset s@MS and e@MS, which stand for --since @MS and
+// --until @MS; it returns the --offset left to parse. --until +D is D
+// after --since, as rpk's @T:+D. A window ending before it starts holds
+// no record: a usage error rather than a read printing nothing.
+func parseWindow(c *cli.Context, now time.Time, o *readOptions) (offset string, err error) {
+	offset = c.String("offset")
+	text := map[string]string{}
+	flag := map[string]string{"since": "--since", "until": "--until"}
+	shown := map[string]string{} // as typed, for messages
+	for name := range flag {
+		if c.IsSet(name) {
+			text[name] = c.String(name)
+			shown[name] = flag[name] + " " + text[name]
+		}
+	}
+	for prefix, name := range map[string]string{"s@": "since", "e@": "until"} {
+		ms, ok := strings.CutPrefix(offset, prefix)
+		if !ok {
 			continue
 		}
-		t, err := parseTime(c.String(f.name), now)
-		if err != nil {
-			return o, usagef("--%s: %v", f.name, err)
+		if _, both := text[name]; both {
+			return "", usagef("--offset %s and --%s exclude each other: give the time once", offset, name)
 		}
-		ns := unixNanoClamped(t)
-		*f.dst = &ns
+		shown[name] = "--offset " + offset
+		text[name], flag[name], offset = "@"+ms, "--offset", "beginning"
 	}
-	return o, nil
+	var since, until time.Time
+	if s, ok := text["since"]; ok {
+		if since, err = parseTime(s, now); err != nil {
+			return "", usagef("%s: %v", flag["since"], err)
+		}
+		o.since = new(int64)
+		*o.since = unixNanoClamped(since)
+	}
+	// An --offset that is an offset, or a --since, wins over a group's
+	// positions.
+	o.explicit = o.since != nil || c.IsSet("offset") && offset == c.String("offset")
+	u, ok := text["until"]
+	if !ok {
+		return offset, nil
+	}
+	if after, relative := strings.CutPrefix(u, "+"); relative {
+		if o.since == nil {
+			return "", usagef("--until %s is a time after --since: give --since too", u)
+		}
+		d, err := parseDuration(after)
+		if err != nil {
+			return "", usagef("--until: %v", err)
+		}
+		until = since.Add(d)
+	} else if until, err = parseTime(u, now); err != nil {
+		return "", usagef("%s: %v", flag["until"], err)
+	}
+	o.until = new(int64)
+	*o.until = unixNanoClamped(until)
+	if o.since != nil && *o.since > *o.until {
+		return "", usagef("%s (%s) is after %s (%s): no record is in that window; --since is the earlier time",
+			shown["since"], since.UTC().Format(time.RFC3339Nano), shown["until"], until.UTC().Format(time.RFC3339Nano))
+	}
+	return offset, nil
 }
 
 // errStopped ends a read stopped by a signal (with --group) or by stdout
@@ -185,6 +263,12 @@ func readRefs(e *env, o readOptions, refs []partitionRef) (err error) {
 		if skip, err = partitionsWithout(e, refs, o.offset.n); err != nil {
 			return err
 		}
+	}
+	if o.merge && len(refs) > 1 {
+		if err := readMerged(e, gt, stop, refs, o, skip); err != nil && !errors.Is(err, errStopped) {
+			return corruptAdvice(err, o.topic)
+		}
+		return nil
 	}
 	left := o.count
 	for _, ref := range refs {
@@ -300,35 +384,11 @@ func stopOnSignal(stop *atomic.Bool) (release func()) {
 // returns how many it printed. stop, once set, ends it between records
 // with errStopped.
 func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef, o readOptions, limit int64) (int64, error) {
-	l, err := ref.openLog()
-	if err != nil {
+	pr, err := openPartitionReader(e, gt, ref, &o)
+	if err != nil || pr == nil {
 		return 0, err
 	}
-	defer l.Close()
-	warnIgnored(e, l)
-	ext, err := l.Extent()
-	if err != nil {
-		return 0, err
-	}
-	from, none, err := o.offset.start(l.Name(), ext, startOfLast(l))
-	if err != nil || none {
-		return 0, err
-	}
-	if ext.Full && gt.grouped() {
-		return 0, errFullPartition(l.Name(), "read --group")
-	}
-	it, err := readFrom(l, gt, ref, o, from, ext)
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	// What only seglog's records carry: their time, and damage to dump
-	// (checkLayoutRead refuses --until elsewhere).
-	seglogIt, _ := it.(*logstore.Iterator)
-	rw := recordWriter{out: gt.output(), format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}
-	if l.Layout().ValuesOnly() {
-		rw.printValuesOnly()
-	}
+	defer pr.close()
 	var n int64
 	for limit < 0 || n < limit {
 		if stop.Load() {
@@ -337,15 +397,124 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 		if err := gt.maybeCommit(); err != nil {
 			return n, err
 		}
-		if !it.Next() {
+		if _, ok, err := pr.next(); err != nil || !ok {
+			return n, err
+		}
+		if err := pr.print(); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, pr.end()
+}
+
+// readMerged prints the records of refs in timestamp order, ties by
+// partition then offset (recordMerge, as tail -n prints them), up to
+// o.count in all.
+func readMerged(e *env, gt *groupTracker, stop *atomic.Bool, refs []partitionRef, o readOptions, skip map[int]bool) error {
+	m := newRecordMerge[*partitionReader]()
+	defer m.close()
+	for _, ref := range refs {
+		if skip[ref.partition] {
+			continue
+		}
+		pr, err := openPartitionReader(e, gt, ref, &o)
+		if err != nil {
+			return err
+		}
+		if pr == nil {
+			continue
+		}
+		if err := m.add(pr); err != nil {
+			return err
+		}
+	}
+	var n int64
+	err := m.each(func() bool { return n == o.count || stop.Load() }, func(h *mergeHead[*partitionReader]) error {
+		if err := gt.maybeCommit(); err != nil {
+			return err
+		}
+		n++
+		return h.src.print()
+	})
+	if err == nil && stop.Load() {
+		return errStopped
+	}
+	return err
+}
+
+// partitionReader is one partition's records as read prints them: from
+// where o says, past damage with --skip-corrupt, up to --until, of --key.
+// It is a mergeSource for read --merge.
+type partitionReader struct {
+	e   *env
+	gt  *groupTracker
+	o   *readOptions
+	ref partitionRef
+	l   logstore.Log
+	it  logstore.RecordIterator
+	// seglogIt is it in a seglog partition: what only seglog's records
+	// carry, their time, and damage to dump (checkLayoutRead refuses
+	// --until elsewhere).
+	seglogIt *logstore.Iterator
+	rw       recordWriter
+}
+
+// openPartitionReader opens ref for reading; nil when o names nothing
+// there.
+func openPartitionReader(e *env, gt *groupTracker, ref partitionRef, o *readOptions) (_ *partitionReader, err error) {
+	l, err := ref.openLog()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	warnIgnored(e, l)
+	ext, err := l.Extent()
+	if err != nil {
+		return nil, err
+	}
+	from, none, err := o.offset.start(l.Name(), ext, startOfLast(l))
+	if err != nil {
+		return nil, err
+	}
+	if none {
+		l.Close()
+		return nil, nil
+	}
+	if ext.Full && gt.grouped() {
+		return nil, errFullPartition(l.Name(), "read --group")
+	}
+	it, err := readFrom(l, gt, ref, *o, from, ext)
+	if err != nil {
+		return nil, err
+	}
+	pr := &partitionReader{e: e, gt: gt, o: o, ref: ref, l: l, it: it,
+		rw: recordWriter{out: gt.output(), format: o.format, template: o.template, delim: o.delim, topic: ref.topic, partition: ref.partition}}
+	pr.seglogIt, _ = it.(*logstore.Iterator)
+	if l.Layout().ValuesOnly() {
+		pr.rw.printValuesOnly()
+	}
+	return pr, nil
+}
+
+// next moves to the next record to print and returns its key, or false at
+// the end, with what ended it (end).
+func (pr *partitionReader) next() (mergeKey, bool, error) {
+	o := pr.o
+	for {
+		if !pr.it.Next() {
 			var ce *logstore.CorruptionError
-			if o.skipCorrupt && errors.As(it.Err(), &ce) {
-				e.warn("skipping %s", errorLine(ce))
-				more := it.SkipCorrupt()
-				if o.format == formatDump && seglogIt != nil {
-					if sk := seglogIt.Skipped(); sk.Damage != nil && sk.Damage == ce.Damage {
-						if err := writeDumpDamaged(rw.out, sk, &rw.times); err != nil {
-							return n, err
+			if o.skipCorrupt && errors.As(pr.it.Err(), &ce) {
+				pr.e.warn("skipping %s", errorLine(ce))
+				more := pr.it.SkipCorrupt()
+				if o.format == formatDump && pr.seglogIt != nil {
+					if sk := pr.seglogIt.Skipped(); sk.Damage != nil && sk.Damage == ce.Damage {
+						if err := writeDumpDamaged(pr.rw.out, sk, &pr.rw.times); err != nil {
+							return mergeKey{}, false, err
 						}
 					}
 				}
@@ -353,35 +522,62 @@ func readPartition(e *env, gt *groupTracker, stop *atomic.Bool, ref partitionRef
 					continue
 				}
 			}
-			break
+			return mergeKey{}, false, pr.end()
 		}
-		r := it.Record()
-		if o.until != nil && seglogIt != nil {
+		r := pr.it.Record()
+		if o.until != nil && pr.seglogIt != nil {
 			// A record's time is the running maximum of the partition's
 			// timestamps up to it, from its start, not from where this
 			// read started.
-			t, err := seglogIt.Time()
+			t, err := pr.seglogIt.Time()
 			if err != nil {
-				return n, err
+				return mergeKey{}, false, err
 			}
 			if t > *o.until {
-				break
+				return mergeKey{}, false, pr.end()
 			}
 		}
 		if o.key != nil && !bytes.Equal(r.Key, o.key) {
-			gt.advance(ref.partition, r.Offset+1)
+			pr.gt.advance(pr.ref.partition, r.Offset+1)
 			continue
 		}
-		if err := rw.write(r); err != nil {
-			return n, err
-		}
-		n++
-		gt.advance(ref.partition, r.Offset+1)
+		return keyOf(pr.ref.partition, r), true, nil
 	}
-	if err := warnTorn(e, rw.out, it); err != nil {
-		return n, err
+}
+
+// print prints the record next moved to, and notes it printed.
+func (pr *partitionReader) print() error {
+	r := pr.it.Record()
+	if err := pr.rw.write(r); err != nil {
+		return err
 	}
-	return n, it.Err()
+	pr.gt.advance(pr.ref.partition, r.Offset+1)
+	return nil
+}
+
+// end is what ended the partition's records, after warning of records a
+// crash cut off.
+func (pr *partitionReader) end() error {
+	if err := warnTorn(pr.e, pr.rw.out, pr.it); err != nil {
+		return err
+	}
+	return pr.it.Err()
+}
+
+func (pr *partitionReader) record() *logstore.Record { return pr.it.Record() }
+
+// park lets go of the iterator's file and buffer while the merge reads
+// other partitions: only a seglog partition's can (a topic's partitions
+// all are).
+func (pr *partitionReader) park() {
+	if pr.seglogIt != nil {
+		pr.seglogIt.Park()
+	}
+}
+
+func (pr *partitionReader) close() {
+	pr.it.Close()
+	pr.l.Close()
 }
 
 // warnTorn warns, after what was printed, of the records cut off by a

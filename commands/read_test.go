@@ -1,8 +1,14 @@
 package commands
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +66,14 @@ func TestReadSinceUntil(t *testing.T) {
 		{"since and count", []string{"--since", cleanTime(1), "--count", "2"}, "1 2"},
 		{"key", []string{"--key", "user-1"}, "0 6"},
 		{"key and since", []string{"--key", "user-1", "--since", cleanTime(1)}, "6"},
+		{"since as epoch ms", []string{"--since", "@1700000000000"}, "0 1 2 3 4 5 6 7 8"},
+		{"kcat's s@", []string{"--offset", "s@1700000000000"}, "0 1 2 3 4 5 6 7 8"},
+		{"kcat's e@ before the first", []string{"--offset", "e@1699999999999"}, ""},
+		{"kcat's s@ and --until", []string{"--offset", "s@1700000000000", "--until", cleanTime(1)}, "0 1"},
+		{"until after since", []string{"--since", cleanTime(1), "--until", "+3us"}, "1 2 3 4 5"},
+		{"since a date", []string{"--since", "2023-11-14"}, "0 1 2 3 4 5 6 7 8"},
+		{"until a date", []string{"--until", "2023-11-14"}, ""},
+		{"an instant's window", []string{"--since", cleanTime(2), "--until", cleanTime(2)}, "2 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"read", fixture("clean"), "--template", `%o\n`}, tc.args...)
@@ -84,6 +98,30 @@ func TestReadSinceDurationAgo(t *testing.T) {
 	}
 	if r := mustRun(t, dir, "", "read", "t", "--until", "1h"); r.stdout != "" {
 		t.Errorf("--until 1h: %q", r.stdout)
+	}
+}
+
+// A window ending before it starts, and time forms that cannot be told
+// apart, are usage errors naming what was typed.
+func TestReadTimeWindowErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"--since", "30m", "--until", "2h"}, []string{"--since 30m (", ") is after --until 2h (", "Z)"}},
+		{[]string{"--since", "2025-12-02", "--until", "2025-12-01"}, []string{"--since 2025-12-02 (2025-12-02T00:00:00Z) is after --until 2025-12-01 (2025-12-01T00:00:00Z)"}},
+		{[]string{"--offset", "s@1764633600000", "--until", "@1764547200000"}, []string{"--offset s@1764633600000 (2025-12-02T00:00:00Z) is after --until @1764547200000"}},
+		{[]string{"--since", "1764547200000"}, []string{"--since", "ambiguous", "@1764547200000"}},
+		{[]string{"--until", "+1h"}, []string{"--until +1h", "give --since too"}},
+		{[]string{"--offset", "s@1", "--since", "1h"}, []string{"s@1", "--since", "exclude each other"}},
+		{[]string{"--offset", "e@x"}, []string{`invalid time "@x"`, "milliseconds"}},
+		{[]string{"--since", "1h", "--until", "+1x"}, []string{"--until", `"1x"`}},
+	} {
+		r := run(t, nil, append([]string{"read", fixture("clean")}, tc.args...)...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("read %q: exit %d, stdout %q; want 2 and nothing", tc.args, r.code, r.stdout)
+		}
+		wantOneErrorLine(t, r.stderr, tc.wants...)
 	}
 }
 
@@ -195,5 +233,147 @@ func TestReadOffsetAcrossPartitions(t *testing.T) {
 	mustRun(t, dir, "late\n", "append", "t", "--partition", "4")
 	if r := mustRun(t, dir, "", "read", "t", "--since", since); r.stdout != "late\n" || r.stderr != "" {
 		t.Errorf("read --since %s: %q, %q; want only partition 4's new record", since, r.stdout, r.stderr)
+	}
+}
+
+// read -D '\0' gives back exactly what append --null took, values holding
+// newlines included; a several-byte separator with \xNN escapes too.
+func TestReadDelimiterReversesAppendNull(t *testing.T) {
+	dir := t.TempDir()
+	in := "line one\nline two\x00\x00\r\n\x00tab\there\x00"
+	mustRun(t, dir, in, "append", "t", "--create", "--null")
+	if r := mustRun(t, dir, "", "read", "t", "-D", `\0`); r.stdout != in {
+		t.Errorf("read -D '\\0' = %q, want %q", r.stdout, in)
+	}
+	mustRun(t, dir, "a\x1e\x1fb\x1e\x1f", "append", "u", "--create", "--delimiter", `\x1e\x1f`)
+	if r := mustRun(t, dir, "", "read", "u", "--delimiter", `\x1e\x1f`); r.stdout != "a\x1e\x1fb\x1e\x1f" {
+		t.Errorf("read --delimiter '\\x1e\\x1f' = %q", r.stdout)
+	}
+	if r := mustRun(t, dir, "", "read", "u", "--delimiter", `\x1e\x1f`, "--format", "value"); r.stdout != "a\x1e\x1fb\x1e\x1f" {
+		t.Errorf("read --delimiter with --format value = %q", r.stdout)
+	}
+}
+
+func TestReadDelimiterErrors(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "a\n", "append", "t", "--create")
+	for _, tc := range []struct {
+		args  []string
+		wants []string
+	}{
+		{[]string{"-D", `\0`, "--format", "json"}, []string{"-D", "--format value only"}},
+		{[]string{"--delimiter", `\0`, "--format", "raw"}, []string{"--delimiter", "--format value only"}},
+		{[]string{"-D", `\0`, "--template", `%s`}, []string{"-D", "--format value only"}},
+		{[]string{"-D", `\q`}, []string{"-D", `unknown escape "\q"`}},
+		{[]string{"-D", `\x4`}, []string{"-D", `incomplete \x escape`}},
+		{[]string{"-D", ""}, []string{"-D", "must not be empty"}},
+	} {
+		r := runIn(t, dir, nil, append([]string{"read", "t"}, tc.args...)...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("read %q: exit %d, stdout %q; want 2 and nothing", tc.args, r.code, r.stdout)
+		}
+		wantOneErrorLine(t, r.stderr, tc.wants...)
+	}
+}
+
+// read --merge prints every partition's records in timestamp order, ties
+// by partition then offset, across more partitions than it keeps open at
+// a time; with --since, --until, --key, --count and a group resuming
+// where a merged read stopped.
+func TestReadMerge(t *testing.T) {
+	dir := t.TempDir()
+	const partitions = mergeLive + 8
+	mustRun(t, dir, "", "create", "t", "--partitions", strconv.Itoa(partitions))
+	type rec struct {
+		ts        int64
+		partition int
+		offset    int
+		key       string
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []rec
+	for p := range partitions {
+		var in strings.Builder
+		ts := int64(0)
+		for o := range 1 + rng.IntN(12) {
+			ts += int64(rng.IntN(4)) * 1e6 // whole ms for %T; ties within and across partitions
+			key := fmt.Sprintf("k%d", rng.IntN(3))
+			fmt.Fprintf(&in, `{"key":%q,"value":"v","timestamp_ns":%d}`+"\n", key, ts)
+			all = append(all, rec{ts, p, o, key})
+		}
+		mustRun(t, dir, in.String(), "append", "t", "--input", "json", "--partition", strconv.Itoa(p))
+	}
+	slices.SortFunc(all, func(a, b rec) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
+	})
+	lines := func(rs []rec) string {
+		var b strings.Builder
+		for _, r := range rs {
+			fmt.Fprintf(&b, "%d %d/%d %s\n", r.ts/1e6, r.partition, r.offset, r.key)
+		}
+		return b.String()
+	}
+	where := func(keep func(rec) bool) []rec {
+		var rs []rec
+		for _, r := range all {
+			if keep(r) {
+				rs = append(rs, r)
+			}
+		}
+		return rs
+	}
+	const tmpl = `%T %p/%o %k\n`
+	read := func(args ...string) string {
+		r := mustRun(t, dir, "", append([]string{"read", "t", "--merge", "--template", tmpl}, args...)...)
+		return r.stdout
+	}
+	if got, want := read(), lines(all); got != want {
+		t.Errorf("read --merge:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := read("--count", "7"), lines(all[:7]); got != want {
+		t.Errorf("read --merge --count 7:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := read("--key", "k1"), lines(where(func(r rec) bool { return r.key == "k1" })); got != want {
+		t.Errorf("read --merge --key k1:\n%s\nwant:\n%s", got, want)
+	}
+	window := where(func(r rec) bool { return r.ts >= 3e6 && r.ts <= 6e6 })
+	since, until := time.Unix(0, 3e6).UTC().Format(time.RFC3339Nano), time.Unix(0, 6e6).UTC().Format(time.RFC3339Nano)
+	if got, want := read("--since", since, "--until", until), lines(window); got != want {
+		t.Errorf("read --merge --since --until:\n%s\nwant:\n%s", got, want)
+	}
+	// A group stopped by --count in a merge resumes with the rest, in
+	// order: each partition's position is after its last record printed.
+	first := read("--group", "g", "--count", "10")
+	rest := read("--group", "g")
+	if got, want := first+rest, lines(all); got != want {
+		t.Errorf("read --merge --group, in two runs:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A damaged record ends read --merge with exit status 1, after the records
+// merged before it; --skip-corrupt goes on past it.
+func TestReadMergeCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "", "create", "t", "--partitions", "2")
+	mustRun(t, dir, `{"value":"a0","timestamp_ns":1000}`+"\n"+`{"value":"a1","timestamp_ns":4000}`+"\n", "append", "t", "--input", "json", "--partition", "0")
+	mustRun(t, dir, `{"value":"b0","timestamp_ns":2000}`+"\n"+`{"value":"b1","timestamp_ns":3000}`+"\n"+`{"value":"b2","timestamp_ns":5000}`+"\n", "append", "t", "--input", "json", "--partition", "1")
+	log := filepath.Join(dir, "t", "1", "00000000000000000000.log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("b1"))
+	b[i] ^= 0xff
+	if err := os.WriteFile(log, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, dir, nil, "read", "t", "--merge")
+	if r.code != 1 || r.stdout != "a0\nb0\n" {
+		t.Errorf("read --merge over damage: exit %d, stdout %q; want 1 and a0 b0", r.code, r.stdout)
+	}
+	wantOneErrorLine(t, r.stderr, "t/1", "--skip-corrupt")
+	r = runIn(t, dir, nil, "read", "t", "--merge", "--skip-corrupt")
+	if r.code != 0 || r.stdout != "a0\nb0\na1\nb2\n" {
+		t.Errorf("read --merge --skip-corrupt: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

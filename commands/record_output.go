@@ -17,6 +17,7 @@ type recordWriter struct {
 	out       *bufio.Writer
 	format    outputFormat
 	template  template
+	delim     []byte // ends a record of formatValue; nil: a newline
 	topic     string
 	partition int
 	times     timeFormatter
@@ -52,7 +53,11 @@ func (w *recordWriter) write(r *logstore.Record) error {
 	if _, err := w.out.Write(r.Value); err != nil {
 		return err
 	}
-	return w.out.WriteByte('\n')
+	if w.delim == nil {
+		return w.out.WriteByte('\n')
+	}
+	_, err := w.out.Write(w.delim)
+	return err
 }
 
 // writeJSON prints r as docs/cli.md's JSON object (`read --format json`): topic, partition, offset,

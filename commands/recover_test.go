@@ -390,7 +390,7 @@ func TestQuarantineListPurge(t *testing.T) {
 	}
 	rcTear(t, dir, "t", 0, 5)
 	mustRun(t, dir, "", "recover")
-	r = mustRun(t, dir, "", "quarantine", "list")
+	r = mustRun(t, dir, "", "quarantine", "list", "--wide")
 	for _, want := range []string{"| TOPIC | PARTITION | SAVED", "| t     |         0 |", "| 00000000000000000000.log |   58 |    24 | .quarantine/t/0/", "incomplete record"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list lacks %q:\n%s", want, r.stdout)
@@ -532,7 +532,7 @@ func TestRecoverOverlappingActiveSegment(t *testing.T) {
 	if got := readValues(t, dir, "t", 0); !slices.Equal(got, []string{"a", "b", "c", "d", "e", "f"}) {
 		t.Errorf("read after salvage and append: %q", got)
 	}
-	r = mustRun(t, dir, "", "quarantine", "list", "t")
+	r = mustRun(t, dir, "", "quarantine", "list", "t", "--wide")
 	if !strings.Contains(r.stdout, "00000000000000000001.log") {
 		t.Errorf("quarantine list:\n%s", r.stdout)
 	}

@@ -1,11 +1,17 @@
 package commands
 
 import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-	"io"
-	"strings"
+	"github.com/urfave/cli/v2"
 )
 
 // The ASCII tables the commands print.
@@ -37,4 +43,180 @@ func renderTable(w io.Writer, header []string, numeric string, rows [][]string) 
 		return err
 	}
 	return table.Render()
+}
+
+// tableWidth is the columns a table fits in unless --wide: a terminal's
+// default, and what a mail or a ticket shows unwrapped.
+const tableWidth = 80
+
+// shortenedMin is the fewest characters a shortened cell keeps.
+const shortenedMin = 12
+
+// tableLayout is a table's columns and how it is fitted into tableWidth.
+// A table that fits is printed as it is. Else, step by step until it
+// fits: its timestamps lose their fraction (2024-05-01 12:00:00, still
+// UTC); the columns of drop are left out, first to last, while narrowing
+// the columns of shorten and wrap cannot make room; then the widest of
+// those is narrowed, and so on: the cells of shorten cut in the middle
+// ("a-long..name/3"), those of wrap (text) wrapped at spaces over several
+// lines. --wide, and JSON, print everything.
+type tableLayout struct {
+	header  []string
+	numeric string   // the columns right-aligned
+	drop    []string // left out first to last
+	shorten []string
+	wrap    []string
+}
+
+// wideFlag is --wide for the commands printing a tableLayout.
+func wideFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "wide", Usage: fmt.Sprintf("print tables whole, even wider than %d columns", tableWidth)}
+}
+
+// render renders rows; wide: as they are.
+func (l tableLayout) render(w io.Writer, rows [][]string, wide bool) error {
+	header := l.header
+	if !wide {
+		header, rows = l.fit(rows)
+	}
+	return renderTable(w, header, l.numeric, rows)
+}
+
+func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
+	header := l.header
+	widths := columnWidths(header, rows)
+	if tableWidthOf(widths) <= tableWidth {
+		return header, rows
+	}
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = compactTime(cell)
+		}
+	}
+	// A column is left out only when narrowing the others cannot make room.
+	for _, name := range l.drop {
+		if tableWidthOf(l.narrowest(header, columnWidths(header, rows))) <= tableWidth {
+			break
+		}
+		if i := slices.Index(header, name); i >= 0 {
+			header = slices.Delete(slices.Clone(header), i, i+1)
+			for r := range rows {
+				rows[r] = slices.Delete(rows[r], i, i+1)
+			}
+		}
+	}
+	// The widest narrowable column first, each by what is still too much.
+	for {
+		widths = columnWidths(header, rows)
+		floor := l.narrowest(header, widths)
+		excess := tableWidthOf(widths) - tableWidth
+		widest := -1
+		for i := range header {
+			if widths[i] > floor[i] && (widest < 0 || widths[i] > widths[widest]) {
+				widest = i
+			}
+		}
+		if excess <= 0 || widest < 0 {
+			return header, rows
+		}
+		to := max(widths[widest]-excess, floor[widest])
+		narrow := shortenCell
+		if slices.Contains(l.wrap, header[widest]) {
+			narrow = wrapCell
+		}
+		for _, row := range rows {
+			row[widest] = narrow(row[widest], to)
+		}
+	}
+}
+
+// narrowest is how narrow each column of widths can be made: a column of
+// shorten or wrap down to shortenedMin or its header, the others not at
+// all.
+func (l tableLayout) narrowest(header []string, widths []int) []int {
+	floor := slices.Clone(widths)
+	for i, name := range header {
+		if slices.Contains(l.shorten, name) || slices.Contains(l.wrap, name) {
+			floor[i] = min(widths[i], max(shortenedMin, utf8.RuneCountInString(name)))
+		}
+	}
+	return floor
+}
+
+// columnWidths is the width of each column: its widest cell line or
+// header.
+func columnWidths(header []string, rows [][]string) []int {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, row := range rows {
+		for i, cell := range row {
+			for line := range strings.SplitSeq(cell, "\n") {
+				widths[i] = max(widths[i], utf8.RuneCountInString(line))
+			}
+		}
+	}
+	return widths
+}
+
+// tableWidthOf is how wide renderTable prints columns this wide: each
+// padded by a space on either side, with a border before, between and
+// after.
+func tableWidthOf(widths []int) int {
+	n := 1
+	for _, w := range widths {
+		n += w + 3
+	}
+	return n
+}
+
+// compactTime prints a time as docs/cli.md prints them
+// (2024-05-01T12:00:00.000000000Z) to the second, 2024-05-01 12:00:00;
+// other cells are returned as they are.
+func compactTime(cell string) string {
+	if len(cell) != len("2006-01-02T15:04:05.000000000Z") || cell[10] != 'T' || cell[19] != '.' || cell[len(cell)-1] != 'Z' {
+		return cell
+	}
+	if _, err := time.Parse(time.RFC3339Nano, cell); err != nil {
+		return cell
+	}
+	return cell[:10] + " " + cell[11:19]
+}
+
+// shortenCell cuts s to n characters, in the middle, where ".." says
+// something was left out: a name's start and its end (a partition number,
+// a file's extension) both stay.
+func shortenCell(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 2 + 1) / 2
+	return string(r[:head]) + ".." + string(r[len(r)-(n-2-head):])
+}
+
+// wrapCell wraps s into lines of at most n characters, at spaces where it
+// can, and within a word longer than that.
+func wrapCell(s string, n int) string {
+	var lines []string
+	line := ""
+	for word := range strings.FieldsSeq(s) {
+		for utf8.RuneCountInString(word) > n {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			r := []rune(word)
+			lines, word = append(lines, string(r[:n])), string(r[n:])
+		}
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"cmp"
-	"container/list"
 	"errors"
 	"math"
 	"slices"
@@ -13,26 +11,15 @@ import (
 // tail -n: the newest records of the partitions by timestamp, found
 // (tailCut) and then printed in one merge (tailNewest).
 
-// tailKey orders records the way tail prints the newest ones: by
-// timestamp, ties by partition, then offset.
-type tailKey struct {
-	ts        int64
-	partition int
-	offset    uint64
-}
-
-func (a tailKey) compare(b tailKey) int {
-	return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.partition, b.partition), cmp.Compare(a.offset, b.offset))
-}
-
-func recordKey(tp *tailPart, r *logstore.Record) tailKey {
-	return tailKey{r.Timestamp, tp.ref.partition, r.Offset}
+// recordKey is r's key in the merge, r being a record of tp.
+func recordKey(tp *tailPart, r *logstore.Record) mergeKey {
+	return keyOf(tp.ref.partition, r)
 }
 
 // Cuts that every record is at or above, and none.
 var (
-	tailAll  = tailKey{ts: math.MinInt64, partition: -1}
-	tailNone = tailKey{ts: math.MaxInt64, partition: math.MaxInt}
+	tailAll  = mergeKey{ts: math.MinInt64, partition: -1}
+	tailNone = mergeKey{ts: math.MaxInt64, partition: math.MaxInt}
 )
 
 // tailHeapMax is the largest -n whose cut tailCut finds holding the keys
@@ -40,26 +27,14 @@ var (
 // a few times over instead (tailCutSelect).
 const tailHeapMax = 1 << 16
 
-// tailLive is how many partitions' iterators the merge keeps open at a
-// time; the others are parked (no file, no buffer) until their turn.
-const tailLive = 32
-
-// tailHead is a partition's next record to print in tailNewest's merge.
-type tailHead struct {
-	tp     *tailPart
-	it     *logstore.Iterator
-	key    tailKey
-	parked bool
-	live   *list.Element // in the merge's list of unparked heads
-}
-
 // tailNewest prints the o.lines newest records of the partitions, oldest
 // first (stopping at --count), and returns how many it printed. The
 // candidates are each partition's last o.lines valid records; first the cut
 // between the o.lines newest of them and the rest is found (tailCut),
-// then each partition's records at or above it are merged by key, one
-// iterator a partition, all but a few parked. Memory grows neither with
-// the records nor with -n beyond tailHeapMax, nor much with partitions.
+// then each partition's records at or above it are merged by key
+// (recordMerge: one iterator a partition, all but a few parked). Memory
+// grows neither with the records nor with -n beyond tailHeapMax, nor much
+// with partitions.
 func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int64, error) {
 	cut := tailNone
 	for _, tp := range parts {
@@ -81,7 +56,7 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 	if o.count == 0 {
 		return 0, nil
 	}
-	m := tailMerge{e: e, gt: gt, o: o, cut: cut, heads: minHeap[*tailHead]{less: func(a, b *tailHead) bool { return a.key.compare(b.key) < 0 }}}
+	m := newRecordMerge[*tailSource]()
 	defer m.close()
 	for _, tp := range parts {
 		if tp.from >= tp.next {
@@ -94,148 +69,73 @@ func tailNewest(e *env, gt *groupTracker, parts []*tailPart, o tailOptions) (int
 		if it == nil {
 			continue
 		}
-		h := &tailHead{tp: tp, it: it}
-		if ok, err := m.advance(h); err != nil || !ok {
-			h.it.Close()
-			if err != nil {
-				return 0, err
-			}
-			continue
+		if err := m.add(&tailSource{e: e, gt: gt, o: o, cut: cut, tp: tp, it: it}); err != nil {
+			return 0, err
 		}
-		m.heads.push(h)
-		m.used(h)
 	}
-	return m.print()
-}
-
-// tailMerge merges the partitions' records at or above the cut.
-type tailMerge struct {
-	e     *env
-	gt    *groupTracker
-	o     tailOptions
-	cut   tailKey
-	heads minHeap[*tailHead]
-	live  list.List // unparked heads, most recently read first
-}
-
-// print prints the heads' records in key order, up to --count.
-func (m *tailMerge) print() (int64, error) {
-	out := m.gt.output()
+	out := gt.output()
 	var n int64
-	for len(m.heads.items) > 0 && n != m.o.count {
-		best := m.heads.items[0]
-		if best.parked {
-			// Opened again, the iterator returns its record once more:
-			// or a later one, if retention removed it meanwhile.
-			was := best.key
-			ok, err := m.advance(best)
-			if err != nil {
-				return n, err
-			}
-			if !ok || best.key != was {
-				m.settle(best, ok)
-				continue
-			}
-		}
-		m.used(best)
-		best.tp.rw.out = out
-		r := best.it.Record()
-		if err := best.tp.rw.write(r); err != nil {
-			return n, err
+	err := m.each(func() bool { return n == o.count }, func(h *mergeHead[*tailSource]) error {
+		tp := h.src.tp
+		tp.rw.out = out
+		r := h.src.record()
+		if err := tp.rw.write(r); err != nil {
+			return err
 		}
 		n++
-		m.gt.advance(best.tp.ref.partition, r.Offset+1)
-		if err := m.gt.maybeCommit(); err != nil {
-			return n, err
-		}
-		ok, err := m.advance(best)
-		if err != nil {
-			return n, err
-		}
-		m.settle(best, ok)
-	}
-	return n, nil
+		gt.advance(tp.ref.partition, r.Offset+1)
+		return gt.maybeCommit()
+	})
+	return n, err
 }
 
-// settle puts h, whose key changed, in its place again, or drops it when
-// it has nothing more.
-func (m *tailMerge) settle(h *tailHead, more bool) {
-	if more {
-		m.heads.fixTop()
-		return
-	}
-	m.heads.pop()
-	m.forget(h)
-	h.it.Close()
+// tailSource is a partition's records at or above the cut (any record,
+// from a group's position) in tailNewest's merge.
+type tailSource struct {
+	e   *env
+	gt  *groupTracker
+	o   tailOptions
+	cut mergeKey
+	tp  *tailPart
+	it  *logstore.Iterator
 }
 
-// advance moves h to its next record at or above the cut (any record,
-// from a group's position) and reports whether there is one. A parked
-// head is opened again, its iterator giving its last record once more.
-func (m *tailMerge) advance(h *tailHead) (bool, error) {
-	h.parked = false
+func (s *tailSource) next() (mergeKey, bool, error) {
 	for {
-		for h.it.Next() {
-			r := h.it.Record()
-			if r.Offset >= h.tp.next {
+		for s.it.Next() {
+			r := s.it.Record()
+			if r.Offset >= s.tp.next {
 				break
 			}
-			if k := recordKey(h.tp, r); h.tp.all || k.compare(m.cut) >= 0 {
-				h.key = k
-				return true, nil
+			if k := recordKey(s.tp, r); s.tp.all || k.compare(s.cut) >= 0 {
+				return k, true, nil
 			}
-			m.gt.advance(h.tp.ref.partition, r.Offset+1) // passed over
+			s.gt.advance(s.tp.ref.partition, r.Offset+1) // passed over
 		}
-		err := h.it.Err()
-		if tailGone(m.e, h.tp, err) {
-			h.it.Close()
-			it, err := tailRead(m.e, h.tp)
+		err := s.it.Err()
+		if tailGone(s.e, s.tp, err) {
+			s.it.Close()
+			it, err := tailRead(s.e, s.tp)
 			if err != nil || it == nil {
-				return false, err
+				return mergeKey{}, false, err
 			}
-			h.it = it
+			s.it = it
 			continue
 		}
 		var ce *logstore.CorruptionError
-		if err == nil || !m.o.skipCorrupt || !errors.As(err, &ce) {
-			return false, err
+		if err == nil || !s.o.skipCorrupt || !errors.As(err, &ce) {
+			return mergeKey{}, false, err
 		}
-		m.e.warn("skipping %s", errorLine(ce))
-		if !h.it.SkipCorrupt() {
-			return false, h.it.Err()
+		s.e.warn("skipping %s", errorLine(ce))
+		if !s.it.SkipCorrupt() {
+			return mergeKey{}, false, s.it.Err()
 		}
 	}
 }
 
-// used notes that h was just read; the least recently read heads beyond
-// tailLive are parked.
-func (m *tailMerge) used(h *tailHead) {
-	if h.live != nil {
-		m.live.MoveToFront(h.live)
-		return
-	}
-	h.live = m.live.PushFront(h)
-	for m.live.Len() > tailLive {
-		victim := m.live.Back().Value.(*tailHead)
-		m.forget(victim)
-		victim.it.Park()
-		victim.parked = true
-	}
-}
-
-// forget takes h off the list of unparked heads, if it is on it.
-func (m *tailMerge) forget(h *tailHead) {
-	if h.live != nil {
-		m.live.Remove(h.live)
-		h.live = nil
-	}
-}
-
-func (m *tailMerge) close() {
-	for _, h := range m.heads.items {
-		h.it.Close()
-	}
-}
+func (s *tailSource) record() *logstore.Record { return s.it.Record() }
+func (s *tailSource) park()                    { s.it.Park() }
+func (s *tailSource) close()                   { s.it.Close() }
 
 // tailFirst is where a partition's candidates for the n newest start when
 // no offset is missing: n offsets before its end. tailCut moves it back
@@ -267,7 +167,7 @@ func tailExtend(tp *tailPart, n int64) error {
 // more candidates than that. No more records than offsets lie between a
 // candidate and its partition's end, so the bounds tell how many
 // candidates there are at most, without reading them.
-func tailCut(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
+func tailCut(e *env, parts []*tailPart, o tailOptions) (mergeKey, error) {
 	extendAll := func() error {
 		for _, tp := range parts {
 			if err := tailExtend(tp, o.lines); err != nil {
@@ -304,8 +204,8 @@ func tailSpan(parts []*tailPart) uint64 {
 // tailCutHeap finds the cut with the o.lines newest keys seen so far in a
 // heap, oldest on top. A partition found holding fewer candidates than
 // that is extended (tailExtend) and its earlier candidates added.
-func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
-	newest := minHeap[tailKey]{less: func(a, b tailKey) bool { return a.compare(b) < 0 }}
+func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (mergeKey, error) {
+	newest := minHeap[mergeKey]{less: func(a, b mergeKey) bool { return a.compare(b) < 0 }}
 	held := make([]int64, len(parts))
 	take := func(tp *tailPart, r *logstore.Record) {
 		held[tp.index]++
@@ -349,7 +249,7 @@ func tailCutHeap(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
 // is one timestamp (a few readings for any spread of timestamps), and
 // breaks the tie among the candidates of that timestamp by partition and
 // offset.
-func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (tailKey, error) {
+func tailCutSelect(e *env, parts []*tailPart, o tailOptions) (mergeKey, error) {
 	const buckets = 4096
 	need := uint64(o.lines)
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
@@ -483,53 +383,4 @@ func tailCopy(r *logstore.Record) logstore.Record {
 	c.Key = slices.Clone(r.Key)
 	c.Value = slices.Clone(r.Value)
 	return c
-}
-
-// minHeap is a binary heap, least item (by less) on top.
-type minHeap[T any] struct {
-	items []T
-	less  func(a, b T) bool
-}
-
-func (h *minHeap[T]) push(x T) {
-	h.items = append(h.items, x)
-	for i := len(h.items) - 1; i > 0; {
-		parent := (i - 1) / 2
-		if !h.less(h.items[i], h.items[parent]) {
-			break
-		}
-		h.items[i], h.items[parent] = h.items[parent], h.items[i]
-		i = parent
-	}
-}
-
-func (h *minHeap[T]) pop() T {
-	top := h.items[0]
-	last := len(h.items) - 1
-	h.items[0] = h.items[last]
-	var zero T
-	h.items[last] = zero
-	h.items = h.items[:last]
-	if last > 0 {
-		h.fixTop()
-	}
-	return top
-}
-
-// fixTop restores the order after the top item changed.
-func (h *minHeap[T]) fixTop() {
-	for i, n := 0, len(h.items); ; {
-		least, l, r := i, 2*i+1, 2*i+2
-		if l < n && h.less(h.items[l], h.items[least]) {
-			least = l
-		}
-		if r < n && h.less(h.items[r], h.items[least]) {
-			least = r
-		}
-		if least == i {
-			return
-		}
-		h.items[i], h.items[least] = h.items[least], h.items[i]
-		i = least
-	}
 }

@@ -22,8 +22,9 @@ import (
 //	%c  CRC as stored (not checked), 0x and 8 hex digits: 0xe14ccc3d
 //	%%  a literal %
 //
-// and the escapes \n, \t and \\. %T is whole milliseconds, rounded down,
-// like kcat's; the nanoseconds are in --format json. %K is -1 for a record
+// and the escapes delimiters take (unescape): \n, \t, \r, \0, \\ and
+// \xNN. %T is whole milliseconds, rounded down, like kcat's; the
+// nanoseconds are in --format json. %K is -1 for a record
 // without a key, as kcat prints for a NULL key: seglog stores no key and
 // an empty key alike, as keylen 0, and json calls both null. No newline is
 // added: as with kcat, FMT says where records end ('%s\n').
@@ -38,7 +39,7 @@ type templatePart struct {
 }
 
 // templateHelp lists what a template may hold, for error messages.
-const templateHelp = `%t %p %o %k %s %T %K %S %b %c %%, \n \t \\`
+const templateHelp = `%t %p %o %k %s %T %K %S %b %c %%, ` + escapesHelp
 
 // parseTemplate compiles s. A % or \ sequence it does not know is an
 // error naming it and its position (in characters, from 1), for the
@@ -63,12 +64,15 @@ func parseTemplate(s string) (template, error) {
 				lit = lit[:0]
 			}
 			t.parts = append(t.parts, templatePart{verb: next})
-		case c == '%' && next == '%', c == '\\' && next == '\\':
+		case c == '%' && next == '%':
 			lit = append(lit, next)
-		case c == '\\' && next == 'n':
-			lit = append(lit, '\n')
-		case c == '\\' && next == 't':
-			lit = append(lit, '\t')
+		case c == '\\':
+			b, n, err := decodeEscape(s[i:])
+			if err != nil {
+				return template{}, fmt.Errorf("%v at position %d of the template", err, utf8.RuneCountInString(s[:i])+1)
+			}
+			lit = append(lit, b)
+			i += n - 2
 		default:
 			_, n := utf8.DecodeRuneInString(s[i+1:])
 			return template{}, fmt.Errorf("unknown %s at position %d of the template (known: %s)", quoteSequence(s[i:i+1+n]), utf8.RuneCountInString(s[:i])+1, templateHelp)

@@ -11,6 +11,7 @@ import (
 
 type topicsOptions struct {
 	json bool
+	wide bool // the table whole, however wide
 }
 
 func topicsCommand() *cli.Command {
@@ -30,12 +31,13 @@ func topicsCommand() *cli.Command {
 			"  seglog topics --json | jq -r '.topics[].topic'",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of a table"},
+			wideFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("topics takes no arguments, got %s (see 'seglog describe TOPIC')", strings.Join(c.Args().Slice(), " "))
 			}
-			return runTopics(envFrom(c), topicsOptions{json: c.Bool("json")})
+			return runTopics(envFrom(c), topicsOptions{json: c.Bool("json"), wide: c.Bool("wide")})
 		},
 	}
 }
@@ -94,7 +96,7 @@ func runTopics(e *env, o topicsOptions) error {
 	if o.json {
 		err = writeTopicsJSON(e.stdout, sums)
 	} else if len(sums) > 0 {
-		err = writeTopicsTable(e.stdout, sums)
+		err = writeTopicsTable(e.stdout, sums, o.wide)
 	}
 	if err != nil {
 		return err
@@ -102,11 +104,16 @@ func runTopics(e *env, o topicsOptions) error {
 	return probs.err()
 }
 
-var topicsHeader = []string{"TOPIC", "PARTITIONS", "RECORDS", "SEGMENTS", "SIZE", "OLDEST", "NEWEST"}
+// topicsTable is topics' table: in 80 columns, the segments and oldest
+// timestamp go first, then long names are cut.
+var topicsTable = tableLayout{
+	header:  []string{"TOPIC", "PARTITIONS", "RECORDS", "SEGMENTS", "SIZE", "OLDEST", "NEWEST"},
+	numeric: "PARTITIONS RECORDS SEGMENTS SIZE",
+	drop:    []string{"SEGMENTS", "OLDEST"},
+	shorten: []string{"TOPIC"},
+}
 
-const topicsNumeric = "PARTITIONS RECORDS SEGMENTS SIZE"
-
-func writeTopicsTable(w io.Writer, sums []topicSummary) error {
+func writeTopicsTable(w io.Writer, sums []topicSummary, wide bool) error {
 	var times timeFormatter
 	fromIndex := false
 	rows := make([][]string, 0, len(sums))
@@ -124,7 +131,7 @@ func writeTopicsTable(w io.Writer, sums []topicSummary) error {
 			humanSize(s.bytes), oldest, newest})
 	}
 	var b strings.Builder
-	if err := renderTable(&b, topicsHeader, topicsNumeric, rows); err != nil {
+	if err := topicsTable.render(&b, rows, wide); err != nil {
 		return err
 	}
 	if fromIndex {

@@ -40,25 +40,32 @@ func parseSize(s string) (int64, error) {
 	return int64(n * float64(mult)), nil
 }
 
-// parseDuration is time.ParseDuration plus a leading days term: "7d",
-// "1d12h", "90s". Negative durations are refused, and so are those past
-// what a time.Duration holds (about 292 years): converting a larger float
-// is undefined and adding overflows, either of which made a long
-// duration come out negative, or wrap around to a short one.
+// parseDuration is time.ParseDuration plus leading weeks and days terms:
+// "7d", "1d12h", "2w3d", "90s". Negative durations are refused, and so are
+// those past what a time.Duration holds (about 292 years): converting a
+// larger float is undefined and adding overflows, either of which made a
+// long duration come out negative, or wrap around to a short one.
 func parseDuration(s string) (time.Duration, error) {
 	bad := func() error { return fmt.Errorf("invalid duration %q (use e.g. 90s, 2h, 7d)", s) }
 	negative := func() error { return fmt.Errorf("invalid duration %q: must not be negative", s) }
 	tooLong := func() error {
 		return fmt.Errorf("invalid duration %q: too long (at most %s)", s, time.Duration(math.MaxInt64))
 	}
-	// Both terms must parse before their sum is judged.
+	// Every term must parse before their sum is judged.
 	days, rest, hasDays := 0.0, s, false
-	if i := strings.IndexByte(s, 'd'); i >= 0 {
-		n, err := strconv.ParseFloat(s[:i], 64)
+	for _, u := range largeUnits {
+		i := strings.IndexByte(rest, u.letter)
+		if i < 0 {
+			continue
+		}
+		n, err := strconv.ParseFloat(rest[:i], 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(n) {
 			return 0, bad()
 		}
-		days, rest, hasDays = n, s[i+1:], true
+		days, rest, hasDays = days+n*u.days, rest[i+1:], true
+	}
+	if math.IsNaN(days) { // infinite weeks and days of opposite signs
+		return 0, bad()
 	}
 	var more time.Duration
 	if rest != "" || !hasDays {
@@ -94,6 +101,12 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// largeUnits are the terms parseDuration takes before Go's, in this order.
+var largeUnits = []struct {
+	letter byte
+	days   float64
+}{{'w', 7}, {'d', 1}}
 
 // timeFormatter prints timestamps as docs/cli.md (Values) fixes them:
 // RFC 3339, UTC, always nine fraction digits, so they sort as text.
@@ -153,15 +166,32 @@ func (f *timeFormatter) fraction(ns int64) (digits [9]byte) {
 	return digits
 }
 
-// parseTime parses the times of docs/cli.md (Values): RFC 3339, or a
-// duration meaning that long before now ("2h", "7d").
+// parseTime parses the times of docs/cli.md (Values): RFC 3339; a date,
+// meaning its midnight UTC (seglog's times are UTC, and RFC 3339 needs a
+// zone); @MS, Unix epoch milliseconds (the timestamps of kcat's s@MS and
+// rpk's @MS); or a duration meaning that long before now ("2h", "7d",
+// "1w"). A bare number is refused: seconds, milliseconds and a unit
+// forgotten look alike.
 func parseTime(s string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if ms, ok := strings.CutPrefix(s, "@"); ok {
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil || !isDecimal(ms) {
+			return time.Time{}, fmt.Errorf("invalid time %q: after @ come Unix epoch milliseconds, e.g. @1764547200000", s)
+		}
+		return time.UnixMilli(n).UTC(), nil
+	}
+	if isDecimal(s) {
+		return time.Time{}, fmt.Errorf("invalid time %q: a bare number is ambiguous; write @%s for Unix epoch milliseconds, or a duration with its unit (e.g. %ss)", s, s, s)
+	}
 	d, err := parseDuration(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("invalid time %q (use RFC 3339, e.g. 2024-05-01T12:00:00Z, or a duration ago, e.g. 2h or 7d)", s)
+		return time.Time{}, fmt.Errorf("invalid time %q (use RFC 3339, e.g. 2024-05-01T12:00:00Z; a date, 2024-05-01; @MS, Unix epoch milliseconds; or a duration ago, e.g. 2h, 7d or 1w)", s)
 	}
 	return now.Add(-d), nil
 }

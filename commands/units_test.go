@@ -58,6 +58,10 @@ func TestParseDuration(t *testing.T) {
 		{"0s", 0},
 		{"0d", 0},
 		{"250ms", 250 * time.Millisecond},
+		{"1w", 7 * 24 * time.Hour},
+		{"2w3d", 17 * 24 * time.Hour},
+		{"1w12h", 7*24*time.Hour + 12*time.Hour},
+		{"0.5w", 84 * time.Hour},
 	}
 	for _, tt := range good {
 		got, err := parseDuration(tt.in)
@@ -65,13 +69,66 @@ func TestParseDuration(t *testing.T) {
 			t.Errorf("parseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
 	}
-	for _, in := range []string{"", "d", "7", "7x", "abc", "1d2d", "d5h", "-5s", "-1d", "-1h30m", "1dd"} {
+	for _, in := range []string{"", "d", "7", "7x", "abc", "1d2d", "d5h", "-5s", "-1d", "-1h30m", "1dd", "w", "1d1w", "1w1w", "1h1w", "Infw-Infd"} {
 		if got, err := parseDuration(in); err == nil {
 			t.Errorf("parseDuration(%q) = %v, want an error", in, got)
 		}
 	}
 	if _, err := parseDuration("-5s"); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("parseDuration(-5s): %v, want a 'negative' error", err)
+	}
+}
+
+// Every form of --since/--until, and inputs that could mean more than one
+// thing refused rather than guessed.
+func TestParseTime(t *testing.T) {
+	now := time.Date(2025, 12, 1, 12, 0, 0, 0, time.UTC)
+	good := []struct {
+		in   string
+		want time.Time
+	}{
+		{"2025-12-01T10:04:05Z", time.Date(2025, 12, 1, 10, 4, 5, 0, time.UTC)},
+		{"2025-12-01T10:04:05.5+02:00", time.Date(2025, 12, 1, 8, 4, 5, 5e8, time.UTC)},
+		{"2025-12-01", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"1999-02-28", time.Date(1999, 2, 28, 0, 0, 0, 0, time.UTC)},
+		{"@1764547200000", time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)},
+		{"@1764547200123", time.Date(2025, 12, 1, 0, 0, 0, 123e6, time.UTC)},
+		{"@0", time.Unix(0, 0)},
+		{"@-1000", time.Unix(-1, 0)},
+		{"2h", now.Add(-2 * time.Hour)},
+		{"7d", now.Add(-7 * 24 * time.Hour)},
+		{"1w", now.Add(-7 * 24 * time.Hour)},
+		{"2w3d", now.Add(-17 * 24 * time.Hour)},
+		{"1764547200000ms", now.Add(-1764547200000 * time.Millisecond)}, // a duration, as before
+	}
+	for _, tt := range good {
+		got, err := parseTime(tt.in, now)
+		if err != nil || !got.Equal(tt.want) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, why string }{
+		{"1764547200000", "ambiguous"},
+		{"1764547200", "ambiguous"},
+		{"0", "ambiguous"},
+		{"-5", "ambiguous"},
+		{"@", "milliseconds"},
+		{"@01", "milliseconds"},
+		{"@1.5", "milliseconds"},
+		{"@1h", "milliseconds"},
+		{"@99999999999999999999", "milliseconds"},
+		{"2025-12-01T10:04:05", "RFC 3339"}, // no zone: not guessed
+		{"2025-13-01", "RFC 3339"},
+		{"2025-12-1", "RFC 3339"},
+		{"12/01/2025", "RFC 3339"},
+		{"yesterday", "RFC 3339"},
+	} {
+		got, err := parseTime(tt.in, now)
+		if err == nil {
+			t.Errorf("parseTime(%q) = %v, want an error", tt.in, got)
+		} else if !strings.Contains(err.Error(), strconv.Quote(tt.in)) || !strings.Contains(err.Error(), tt.why) {
+			t.Errorf("parseTime(%q): %q, want it quoted and %q", tt.in, err, tt.why)
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ type verifyCRCOptions struct {
 	partition int      // -1: all
 	jobs      int
 	json      bool
+	wide      bool // the summary table whole, however wide
 }
 
 func verifyCRCCommand() *cli.Command {
@@ -73,9 +74,10 @@ func verifyCRCCommand() *cli.Command {
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "check only partition `P`", DefaultText: "all"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.NumCPU(), Usage: "check `N` segments (or pieces of large ones) at once", DefaultText: "one per CPU"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per finding, then a summary object"},
+			wideFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			o := verifyCRCOptions{targets: c.Args().Slice(), partition: c.Int("partition"), jobs: c.Int("jobs"), json: c.Bool("json")}
+			o := verifyCRCOptions{targets: c.Args().Slice(), partition: c.Int("partition"), jobs: c.Int("jobs"), json: c.Bool("json"), wide: c.Bool("wide")}
 			if c.IsSet("partition") && o.partition < 0 {
 				return usagef("--partition must be 0 or more, not %d", o.partition)
 			}
@@ -188,7 +190,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	}
 
 	bar := newProgressBar(e, "verify-crc")
-	out := &verifyPrinter{w: e.stdout, json: o.json, bar: bar}
+	out := &verifyPrinter{w: e.stdout, json: o.json, wide: o.wide, bar: bar}
 	var targets []logstore.VerifyTarget
 	var index []int // parts[index[i]] is targets[i]
 	for i, p := range parts {
@@ -245,6 +247,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 type verifyPrinter struct {
 	w                      io.Writer
 	json                   bool
+	wide                   bool
 	bar                    *progressBar
 	problems, notes, known int
 	writeErr               error // the first write to w that failed
@@ -320,9 +323,13 @@ func verifyFindingLine(f logstore.Finding) []byte {
 }
 
 // Columns of verify-crc's table, and which of them hold numbers.
-var verifyHeader = []string{"PARTITION", "SEGMENTS", "RECORDS", "BYTES", "PROBLEMS", "NOTES", "KNOWN"}
-
-const verifyNumeric = "SEGMENTS RECORDS BYTES PROBLEMS NOTES KNOWN"
+// verifyTable is verify-crc's summary: in 80 columns, long partition
+// names are cut.
+var verifyTable = tableLayout{
+	header:  []string{"PARTITION", "SEGMENTS", "RECORDS", "BYTES", "PROBLEMS", "NOTES", "KNOWN"},
+	numeric: "SEGMENTS RECORDS BYTES PROBLEMS NOTES KNOWN",
+	shorten: []string{"PARTITION"},
+}
 
 type verifySummaryJSON struct {
 	Type       string                       `json:"type"` // "summary"
@@ -402,7 +409,7 @@ func (p *verifyPrinter) summary(parts []verifyPart, unchecked []string, complete
 			rows = append(rows, []string{name, strconv.Itoa(r.Segments), strconv.FormatUint(r.Records, 10), humanSize(r.Bytes),
 				strconv.Itoa(r.Problems), strconv.Itoa(r.Notes), strconv.Itoa(r.Known)})
 		}
-		if err := renderTable(&b, verifyHeader, verifyNumeric, rows); err != nil {
+		if err := verifyTable.render(&b, rows, p.wide); err != nil {
 			return err
 		}
 	}

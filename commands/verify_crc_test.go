@@ -346,7 +346,7 @@ func TestVerifyCRCJobsAndTargets(t *testing.T) {
 	}
 	// By path: the same findings for that partition, named by its directory.
 	pdir := filepath.Join(dir, "t", "0")
-	r := run(t, nil, "verify-crc", pdir+"/")
+	r := run(t, nil, "verify-crc", pdir+"/", "--wide")
 	if r.code != 3 || !strings.Contains(r.stdout, "| "+pdir+" ") {
 		t.Errorf("verify-crc %s: exit %d\n%s", pdir, r.code, r.stdout)
 	}

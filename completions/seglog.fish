@@ -65,7 +65,7 @@ function __seglog_value_flags
         case append
             printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case tail
             printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
@@ -214,7 +214,9 @@ complete -c seglog -n '__seglog_using read' -l until -x -d 'stop before the firs
 complete -c seglog -n '__seglog_using read' -l key -s k -x -d 'print only records with key K'
 complete -c seglog -n '__seglog_using read' -l count -s c -x -d 'stop after N records in all'
 complete -c seglog -n '__seglog_using read' -l format -x -a 'value json dump raw' -d 'FORMAT: value'
+complete -c seglog -n '__seglog_using read' -l delimiter -s D -x -d 'with --format value: end each record with SEP instead of a newline'
 complete -c seglog -n '__seglog_using read' -l template -s t -x -d 'print each record as FMT'
+complete -c seglog -n '__seglog_using read' -l merge -s m -d 'print the partitions\' records in timestamp order, ties by partition...'
 complete -c seglog -n '__seglog_using read' -l skip-corrupt -d 'warn about a corrupt record and go on after it instead of failing'
 complete -c seglog -n '__seglog_using read' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
 complete -c seglog -n '__seglog_using read' -l wait -d 'with --group: wait without limit while another reader holds the group'
@@ -245,6 +247,7 @@ complete -c seglog -n '__seglog_using tail; and not __seglog_using tail 0; and n
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a describe -d 'print each partition\'s offsets, record count, size and time range'
 complete -c seglog -n '__seglog_using describe' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'describe only partition P'
 complete -c seglog -n '__seglog_using describe' -l json -d 'print one JSON document instead of tables'
+complete -c seglog -n '__seglog_using describe' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using describe' -l groups -d 'describe the consumer groups\' positions and lag instead'
 complete -c seglog -n '__seglog_using describe' -l timeline -d 'chart each partition\'s records over time instead'
 complete -c seglog -n '__seglog_using describe' -l width -x -d 'with --timeline: N columns, label included'
@@ -257,6 +260,7 @@ complete -c seglog -n '__seglog_using describe; and not __seglog_using describe 
 # topics
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a topics -d 'list the topics with their partitions, records, size and time range'
 complete -c seglog -n '__seglog_using topics' -l json -d 'print one JSON document instead of a table'
+complete -c seglog -n '__seglog_using topics' -l wide -d 'print tables whole, even wider than 80 columns'
 
 # metrics
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a metrics -d 'print every partition\'s and group\'s figures in the Prometheus text ...'
@@ -282,6 +286,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a verify-crc -d 'check ever
 complete -c seglog -n '__seglog_using verify-crc' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'check only partition P'
 complete -c seglog -n '__seglog_using verify-crc' -l jobs -s j -x -d 'check N segments'
 complete -c seglog -n '__seglog_using verify-crc' -l json -d 'print one JSON object per finding, then a summary object'
+complete -c seglog -n '__seglog_using verify-crc' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using verify-crc 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using verify-crc 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using verify-crc; and not __seglog_using verify-crc 0; and not __seglog_using verify-crc 1' -a '(__seglog_call topics)'
@@ -319,6 +324,7 @@ complete -c seglog -n '__seglog_using quarantine' -l partition -s p -x -a '(__se
 complete -c seglog -n '__seglog_using quarantine' -l older-than -x -d 'purge: only pieces saved more than DURATION ago'
 complete -c seglog -n '__seglog_using quarantine' -l dry-run -d 'purge: print what would be deleted, delete nothing'
 complete -c seglog -n '__seglog_using quarantine' -l json -d 'print one JSON document instead of a table'
+complete -c seglog -n '__seglog_using quarantine' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using quarantine 0' -a 'list purge'
 complete -c seglog -n '__seglog_using quarantine 1' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using quarantine; and not __seglog_using quarantine 0; and not __seglog_using quarantine 1' -a '(__seglog_call topics)'
