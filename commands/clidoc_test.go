@@ -811,10 +811,13 @@ var cdocJSONCases = []cdocJSONCase{
 	{name: "copy", tables: map[string]string{"": "`copy-partition --json` and `import-partition --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()
 		cdocRun(t, dir, "a\nb\n", 0, "append", "c", "--create")
-		copied := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", t.TempDir(), "--json")
+		to := t.TempDir()
+		copied := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", to, "--json")
 		stream := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", "-", "--json")
 		imported := cdocRun(t, t.TempDir(), stream.stdout, 0, "import-partition", "c", "0", "--json")
-		return []string{copied.stdout, stream.stderr, imported.stdout}
+		cdocRun(t, dir, "d\n", 0, "append", "d", "--create")
+		other := cdocRun(t, dir, "", 0, "copy-partition", "d", "0", "--to", to, "--to-topic", "c", "--force", "--json")
+		return []string{copied.stdout, stream.stderr, imported.stdout, other.stdout}
 	}},
 	{name: "import", tables: map[string]string{"": "`import --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()

@@ -279,7 +279,7 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a
 complete -c seglog -n '__seglog_using copy-partition' -l to -r -f -a '(__fish_complete_directories)' -d 'the destination data DIR, or - for a tar stream on stdout'
 complete -c seglog -n '__seglog_using copy-partition' -l to-topic -x -a '(__seglog_call topics)' -d 'the destination TOPIC'
 complete -c seglog -n '__seglog_using copy-partition' -l to-partition -x -d 'the destination partition Q'
-complete -c seglog -n '__seglog_using copy-partition' -l force -d 'replace an existing destination partition'
+complete -c seglog -n '__seglog_using copy-partition' -l force -d 'replace an existing destination partition, keeping what an earlier ...'
 complete -c seglog -n '__seglog_using copy-partition' -l throttle -x -d 'copy at most RATE bytes a second'
 complete -c seglog -n '__seglog_using copy-partition' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using copy-partition' -l wait -d 'wait for locks other processes hold, without limit'
