@@ -109,6 +109,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 			retentionSweepCommand(),
 			quarantineCommand(),
 			copyPartitionCommand(),
+			reassignCommand(),
 			importPartitionCommand(), importCommand(),
 			kafkaCommand(),
 			versionCommand(), completionCommand(), completeCommand(),

@@ -31,38 +31,52 @@ type reusePlan struct {
 	stopped string           // why the rest is copied in full; "" while reusing
 }
 
-// planReuse looks at the destination partition a forced copy replaces.
-// It returns nil and why when it is no earlier copy of the source: a
-// different topic settings file, or segments that are not a prefix of the
-// source's (those the source's retention removed since aside).
+// planReuse looks at the destination partition a forced copy replaces
+// (see reuseCheck), holding the destination topic's maintenance lock for
+// the build when the plan is to reuse it.
 func (b *partitionBuild) planReuse(src *copySource, held *fsx.DirLock) (*reusePlan, string, error) {
 	if !b.opts.Force || b.newTopic {
 		return nil, "", nil
 	}
-	fi, err := os.Stat(b.final)
-	if err != nil || !fi.IsDir() {
-		return nil, "", nil
-	}
-	settings, err := readOptional(filepath.Join(b.topicDir, settingsFile))
-	if err != nil {
-		return nil, fmt.Sprintf("its topic settings cannot be read (%v)", err), nil
-	}
-	if !bytes.Equal(settings, src.settings) {
-		return nil, "its topic settings differ from the source's", nil
-	}
-	p := &reusePlan{dir: b.final, segs: map[uint64]int64{}}
 	// Held for the build: recover must not cut a file linked into it.
+	var lock *fsx.DirLock
 	if held == nil || !held.IsOn(b.topicDir) {
-		if p.lock, err = lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait, b.opts.Interrupt); err != nil {
+		var err error
+		if lock, err = lockDirShared(b.topicDir, "topic "+b.opts.ToTopic, b.opts.LockWait, b.opts.Interrupt); err != nil {
 			return nil, "", err
 		}
 	}
-	why := p.match(src)
-	if why != "" {
-		p.close()
+	p, why := reuseCheck(b.final, b.topicDir, src)
+	if p == nil {
+		if lock != nil {
+			lock.Unlock()
+		}
 		return nil, why, nil
 	}
+	p.lock = lock
 	return p, "", nil
+}
+
+// reuseCheck looks at the partition directory dir, in topicDir: nil and
+// "" when there is none, nil and why when it is no earlier copy of src (a
+// different topic settings file, or segments that are not a prefix of
+// the source's, those the source's retention removed since aside).
+func reuseCheck(dir, topicDir string, src *copySource) (*reusePlan, string) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, ""
+	}
+	settings, err := readOptional(filepath.Join(topicDir, settingsFile))
+	if err != nil {
+		return nil, fmt.Sprintf("its topic settings cannot be read (%v)", err)
+	}
+	if !bytes.Equal(settings, src.settings) {
+		return nil, "its topic settings differ from the source's"
+	}
+	p := &reusePlan{dir: dir, segs: map[uint64]int64{}}
+	if why := p.match(src); why != "" {
+		return nil, why
+	}
+	return p, ""
 }
 
 // match fills the plan from the destination's segments, or says why they
