@@ -58,9 +58,9 @@ func reassignCommand() *cli.Command {
 			"placed) and exits 1; run the plan again to resume.\n\n" +
 			"Examples:\n" +
 			"  seglog reassign --plan moves.json --dry-run\n" +
-			"  seglog reassign --plan moves.json --execute --throttle 50M\n" +
-			"  seglog reassign --plan moves.json --verify --remove-source\n" +
-			"  seglog reassign --plan moves.json --execute --json | jq '.moves[].result'",
+			"  seglog reassign --plan moves.json --execute --throttle 50M   # again to catch up\n" +
+			"  seglog reassign --plan moves.json --verify --json | jq -r '.moves[].result'\n" +
+			"  seglog reassign --plan moves.json --verify --remove-source",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "plan", Usage: "the plan, a JSON `FILE`"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what --execute would do, change nothing"},

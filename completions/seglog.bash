@@ -30,6 +30,7 @@ _seglog_value_flags() {
     retention-sweep) echo ' --retention --retention-bytes --now --partition -p --wait-timeout --data-dir -d --progress-after ' ;;
     quarantine) echo ' --partition -p --older-than --data-dir -d --progress-after ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
+    reassign) echo ' --plan --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
@@ -110,6 +111,9 @@ both' ;;
     copy-partition:--to-partition) : ;;
     copy-partition:--throttle) : ;;
     copy-partition:--wait-timeout) : ;;
+    reassign:--plan) : ;;
+    reassign:--throttle) : ;;
+    reassign:--wait-timeout) : ;;
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     import:--partitions) : ;;
@@ -185,6 +189,7 @@ _seglog_flags() {
     retention-sweep) echo '--retention --retention-bytes --override-topic-settings --now --partition -p --dry-run --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     quarantine) echo '--partition -p --older-than --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    reassign) echo '--plan --dry-run --execute --verify --remove-source --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -221,6 +226,7 @@ purge' ;;
         1) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
         *) : ;;
         esac ;;
+    reassign) COMPREPLY=($(compgen -f -- "$cur")) ;;
     import-partition)
         case $2 in
         0) _seglog_reply "$(_seglog_call topics)" ;;
@@ -258,6 +264,7 @@ recover
 retention-sweep
 quarantine
 copy-partition
+reassign
 import-partition
 import
 kafka
@@ -329,7 +336,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition import-partition import kafka version completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create append read tail describe topics dump-index verify-crc recover retention-sweep quarantine copy-partition reassign import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"
