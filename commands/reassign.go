@@ -440,7 +440,7 @@ func (r *reassignRun) execute() error {
 			continue
 		}
 		bar := newProgressBar(r.e, fmt.Sprintf("%s %s", m.name(), m.source()))
-		opts := logstore.CopyOptions{ToTopic: m.toTopic, ToPartition: m.toPart, Force: true, Throttle: r.throttle,
+		opts := logstore.CopyOptions{ToTopic: m.toTopic, ToPartition: m.toPart, Force: true, OnlyOntoCopy: true, Throttle: r.throttle,
 			LockWait: r.lockWait, Progress: bar.update, Interrupt: stop}
 		rep, err := logstore.Open(m.from).CopyPartition(m.topic, m.part, logstore.Open(m.to), opts)
 		bar.finish()
@@ -449,9 +449,6 @@ func (r *reassignRun) execute() error {
 		}
 		if err != nil {
 			return fmt.Errorf("%s (%s to %s): %w; the moves before it are done, run the plan again to resume", m.name(), m.source(), m.dest(), lockAdvice(err, r.lockWait))
-		}
-		if rep.Rebuilt != "" && r.states[i].DestExists {
-			r.e.info("seglog: note: %s: reusing the earlier copy at %s stopped, %s: the rest was copied from the source", m.name(), rep.Dir, rep.Rebuilt)
 		}
 		res := &r.results[i]
 		res.Records, res.KeptSegments, res.CopiedSegment = rep.Records, rep.Kept, rep.Segments-rep.Kept

@@ -23,6 +23,10 @@ import (
 // already, and replacing it was not asked for.
 var ErrPartitionExists = errors.New("destination partition exists")
 
+// ErrNotACopy means a copy's destination partition holds other data than
+// the source's, and CopyOptions.OnlyOntoCopy forbade replacing it.
+var ErrNotACopy = errors.New("destination holds another partition")
+
 // CopyOptions configure CopyPartition, ExportPartition and
 // ImportPartition.
 type CopyOptions struct {
@@ -31,6 +35,10 @@ type CopyOptions struct {
 	// Force replaces an existing destination partition, atomically, under
 	// its writer lock.
 	Force bool
+	// OnlyOntoCopy makes a forced copy refuse, with ErrNotACopy, a
+	// destination partition that is no earlier copy of the source or
+	// differs from it, instead of replacing it in full.
+	OnlyOntoCopy bool
 	// Throttle caps the copy at this many bytes a second; 0 is no limit.
 	Throttle int64
 	// LockWait is how long to retry a held lock: 0 means DefaultLockWait.
@@ -260,6 +268,9 @@ func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptio
 		return rep, err
 	}
 	defer reuse.close()
+	if why != "" && opts.OnlyOntoCopy {
+		return rep, b.notACopy(why)
+	}
 	pace := newPacer(opts.Throttle, src.total, opts.Progress, opts.Interrupt)
 	for _, cs := range src.segs {
 		if err := b.takeSegment(cs, reuse, pace); err != nil {
@@ -430,6 +441,9 @@ func (b *partitionBuild) takeSegment(cs copySegment, reuse *reusePlan, pace *pac
 	if err != nil {
 		return err
 	}
+	if reuse != nil && reuse.stopped != "" && b.opts.OnlyOntoCopy {
+		return b.notACopy(reuse.stopped)
+	}
 	if whole {
 		kept, err := b.keepSegment(cs, reuse.dir)
 		if err != nil || kept {
@@ -446,6 +460,10 @@ func (b *partitionBuild) takeSegment(cs copySegment, reuse *reusePlan, pace *pac
 		prefix = 0
 	}
 	return b.copySegment(cs, from, prefix, pace)
+}
+
+func (b *partitionBuild) notACopy(why string) error {
+	return fmt.Errorf("%w: %s (%s): %s", ErrNotACopy, b.rep.To, b.final, why)
 }
 
 func btoi(b bool) int {

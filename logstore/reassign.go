@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/seglog/seglog/format"
 )
 
 // What moving a partition from one data directory to another needs
@@ -47,9 +49,32 @@ func (s *Store) MoveState(topic string, part int, dst *Store, toTopic string, to
 	st.SourceExists, st.Bytes = true, src.total
 	if st.DestExists {
 		p, why := reuseCheck(final, filepath.Dir(final), src)
-		st.Reusable, st.Other = p != nil, why
+		if p != nil {
+			why, err = p.firstBytesDiffer(src)
+		}
+		st.Reusable, st.Other = why == "", why
 	}
-	return st, nil
+	return st, err
+}
+
+// firstBytesDiffer compares the start of the first segment both hold, a
+// cheap look that tells another partition from an earlier copy (a copy
+// compares every byte it reuses).
+func (p *reusePlan) firstBytesDiffer(src *copySource) (string, error) {
+	for _, cs := range src.segs {
+		size, ok := p.segs[cs.seg.base]
+		if !ok {
+			continue
+		}
+		dseg := segment{dir: p.dir, base: cs.seg.base}
+		n := min(size, 64<<10)
+		at, err := firstDifferentByte(cs.seg.path(format.LogExt), dseg.path(format.LogExt), n, nil)
+		if err != nil || at == n {
+			return "", err
+		}
+		return fmt.Sprintf("its segment %s differs from the source's at byte %d", filepath.Base(dseg.path(format.LogExt)), at), nil
+	}
+	return "", nil
 }
 
 // Comparison is what ComparePartitions found.
