@@ -51,8 +51,9 @@ func reassignCommand() *cli.Command {
 			"partition's writer lock (a writer holding it is refused, naming its pid): renamed\n" +
 			"aside, synced, then deleted, so a crash leaves the partition or nothing, and\n" +
 			"recover clears what is left. A topic's partition count is what its directories\n" +
-			"say: partitions are removed from the highest down, and one below a partition that\n" +
-			"stays is refused. A move whose source was removed counts as done.\n\n" +
+			"say: partitions are removed from the highest down, one below a partition that\n" +
+			"stays is refused, and the topic directory goes with its last partition. A move\n" +
+			"whose source was removed counts as done.\n\n" +
 			"Progress per move on a terminal; a summary table of the moves, or --json.\n" +
 			"Ctrl-C or SIGTERM stops the move under way as copy-partition stops (nothing of it\n" +
 			"placed) and exits 1; run the plan again to resume.\n\n" +

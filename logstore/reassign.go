@@ -185,8 +185,8 @@ type RemoveOptions struct {
 // the next copy into the topic or recover removes what is left. The
 // topic's partition count is what its directories say: removing a
 // partition below the highest leaves the topic missing one, which every
-// command refuses; the caller removes a topic's partitions from the
-// highest down.
+// command refuses, so the caller removes a topic's partitions from the
+// highest down; with the last one the topic directory goes too.
 func (s *Store) RemovePartition(topic string, part int, opts RemoveOptions) error {
 	if opts.LockWait == 0 {
 		opts.LockWait = DefaultLockWait
@@ -224,5 +224,11 @@ func (s *Store) RemovePartition(topic string, part int, opts RemoveOptions) erro
 		return err
 	}
 	s.removeAll(aside)
-	return s.fs.SyncDir(topicDir)
+	if err := s.fs.SyncDir(topicDir); err != nil {
+		return err
+	}
+	// A topic directory left with its settings alone is no topic: the
+	// topic goes with its last partition, as recover would take it.
+	_, _, err = s.halfMadeLeftover(topicDir, false)
+	return err
 }
