@@ -231,8 +231,10 @@ func (b *partitionBuild) keepSegment(cs copySegment, from string) (bool, error) 
 	// Synced once more (cheap when it is already), and closed, by the
 	// build's syncer.
 	files := []file{osFile{File: f}}
-	if _, err = readFullAt(f, make([]byte, 512<<10), 0, cs.log, check); err == nil {
-		err = check.finish()
+	_, err = readFullAt(f, make([]byte, 512<<10), 0, cs.log, check)
+	// finish closes the index files the check opened, whatever happened.
+	if ferr := check.finish(); err == nil {
+		err = ferr
 	}
 	if err == nil && !check.indexesKept() {
 		f.Close()

@@ -93,14 +93,18 @@ func TestForcedCopyKeepsWhatAnEarlierCopyHolds(t *testing.T) {
 	ctSameTree(t, dir, out)
 }
 
-func TestForcedCopyRebuildsADivergedDestination(t *testing.T) {
+// crCopyDiverged copies partition 0 of a fresh rtWrite40 to a new data
+// directory and changes the last byte of the copy's segment i (a
+// record's value, its CRC not fixed up); it returns the source store and
+// partition directory, the copy's store and partition directory, and the
+// changed segment file's bytes.
+func crCopyDiverged(t *testing.T, i int) (s *logstore.Store, dir string, dst *logstore.Store, out string, changed []byte) {
+	t.Helper()
 	s, dir, bases := rtWrite40(t)
-	dst := logstore.Open(t.TempDir())
+	dst = logstore.Open(t.TempDir())
 	ctCopy(t, s, dst, ctOpts())
-	out := dst.PartitionDir(rtTopic, 0)
-	// One byte of the destination's first segment changes: a record's
-	// value, its CRC not fixed up.
-	log := filepath.Join(out, format.SegmentName(bases[0], format.LogExt))
+	out = dst.PartitionDir(rtTopic, 0)
+	log := filepath.Join(out, format.SegmentName(bases[i], format.LogExt))
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +113,11 @@ func TestForcedCopyRebuildsADivergedDestination(t *testing.T) {
 	if err := os.WriteFile(log, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return s, dir, dst, out, b
+}
+
+func TestForcedCopyRebuildsADivergedDestination(t *testing.T) {
+	s, dir, dst, out, _ := crCopyDiverged(t, 0)
 	before := crInodes(t, out)
 	crAppend(t, s, 40, 50)
 
