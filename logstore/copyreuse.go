@@ -202,8 +202,8 @@ func firstDifferentByte(a, b string, n int64, pace *pacer) (int64, error) {
 // keepSegment links the destination's copy of cs, byte-identical to it,
 // into the build and checks it as a copied segment is checked. It reports
 // false, having undone the links, when the check would change its indexes
-// (the source's are stale): the segment is then copied, its indexes
-// rebuilt.
+// (the source's are stale) or a link cannot be made: the segment is then
+// copied, its indexes rebuilt as need be.
 func (b *partitionBuild) keepSegment(cs copySegment, from string) (bool, error) {
 	seg, dseg := segment{dir: b.tmp, base: cs.seg.base}, segment{dir: from, base: cs.seg.base}
 	exts := []string{format.IndexExt, format.TimeIndexExt, format.LogExt}
@@ -213,9 +213,10 @@ func (b *partitionBuild) keepSegment(cs copySegment, from string) (bool, error) 
 		}
 	}
 	for _, ext := range exts {
+		// A filesystem without hard links gets the segment copied.
 		if err := b.s.fs.Link(dseg.path(ext), seg.path(ext)); err != nil {
 			unlink()
-			return false, b.named(err)
+			return false, nil
 		}
 	}
 	check := newSegmentCheck(cs.seg.path(format.LogExt), seg.base, cs.interval)
