@@ -111,6 +111,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 			quarantineCommand(),
 			groupsCommand(),
 			copyPartitionCommand(),
+			reassignCommand(),
 			importPartitionCommand(), importCommand(),
 			kafkaCommand(),
 			versionCommand(), completionCommand(), completeCommand(),

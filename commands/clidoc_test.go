@@ -842,10 +842,34 @@ var cdocJSONCases = []cdocJSONCase{
 	{name: "copy", tables: map[string]string{"": "`copy-partition --json` and `import-partition --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()
 		cdocRun(t, dir, "a\nb\n", 0, "append", "c", "--create")
-		copied := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", t.TempDir(), "--json")
+		to := t.TempDir()
+		copied := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", to, "--json")
 		stream := cdocRun(t, dir, "", 0, "copy-partition", "c", "0", "--to", "-", "--json")
 		imported := cdocRun(t, t.TempDir(), stream.stdout, 0, "import-partition", "c", "0", "--json")
-		return []string{copied.stdout, stream.stderr, imported.stdout}
+		cdocRun(t, dir, "d\n", 0, "append", "d", "--create")
+		other := cdocRun(t, dir, "", 0, "copy-partition", "d", "0", "--to", to, "--to-topic", "c", "--force", "--json")
+		return []string{copied.stdout, stream.stderr, imported.stdout, other.stdout}
+	}},
+	{name: "reassign", tables: map[string]string{"": "`reassign --json`"}, outputs: func(t *testing.T) []string {
+		from, to := t.TempDir(), t.TempDir()
+		cdocRun(t, from, "", 0, "create", "r", "--partitions", "2")
+		cdocRun(t, from, "a\nb\n", 0, "append", "r", "--partition", "0")
+		plan := cdocPlan(t, from, to)
+		dry := cdocRun(t, from, "", 0, "reassign", "--plan", plan, "--dry-run", "--json")
+		executed := cdocRun(t, from, "", 0, "reassign", "--plan", plan, "--execute", "--json")
+		cdocRun(t, from, "c\n", 0, "append", "r", "--partition", "0")
+		cdocRun(t, to, "x\n", 0, "append", "r", "--partition", "1")
+		behind := cdocRun(t, from, "", 3, "reassign", "--plan", plan, "--verify", "--json")
+		cdocRemove(t, filepath.Join(to, "r", "0"))
+		cdocRun(t, from, "d\ne\nf\n", 0, "append", "s", "--create")
+		cdocRun(t, from, "", 0, "copy-partition", "s", "0", "--to", to, "--to-topic", "r")
+		differs := cdocRun(t, from, "", 3, "reassign", "--plan", plan, "--verify", "--json")
+		cdocRemove(t, filepath.Join(to, "r", "0"))
+		missing := cdocRun(t, from, "", 3, "reassign", "--plan", plan, "--verify", "--json")
+		cdocRemove(t, filepath.Join(to, "r", "1"))
+		cdocRun(t, from, "", 0, "reassign", "--plan", plan, "--execute", "--remove-source")
+		done := cdocRun(t, from, "", 0, "reassign", "--plan", plan, "--verify", "--json")
+		return []string{dry.stdout, executed.stdout, behind.stdout, differs.stdout, missing.stdout, done.stdout}
 	}},
 	{name: "import", tables: map[string]string{"": "`import --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()
@@ -896,6 +920,23 @@ var cdocJSONCases = []cdocJSONCase{
 		imported := cdocRun(t, t.TempDir(), "", 0, "kafka", "import", "--brokers", addr, "--json", "k")
 		return []string{exported.stdout, imported.stdout}
 	}},
+}
+
+// cdocPlan writes a plan moving partitions 0 and 1 of topic r or t,
+// whichever from holds (t when neither), from from to to.
+func cdocPlan(t *testing.T, from, to string) string {
+	t.Helper()
+	topic := "t"
+	if _, err := os.Stat(filepath.Join(from, "r")); err == nil {
+		topic = "r"
+	}
+	parts := `{"topic":"` + topic + `","partition":0,"from":"` + from + `","to":"` + to + `"}`
+	if topic == "r" {
+		parts += `,{"topic":"r","partition":1,"from":"` + from + `","to":"` + to + `","new_topic":"r","new_partition":1}`
+	}
+	path := filepath.Join(t.TempDir(), "plan.json")
+	cdocWrite(t, path, []byte(`{"version":1,"moves":[`+parts+`]}`))
+	return path
 }
 
 // cdocQuarantined is a data directory whose quarantine holds the torn tail
@@ -1282,6 +1323,16 @@ var cdocExits = []cdocExit{
 		return runIn(t, dir, nil, "copy-partition", "t", "0", "--to", to)
 	}},
 	{"copy-partition", 2, cdocArgs("copy-partition", "t", "0")},
+	{"reassign", 0, func(t *testing.T, dir string) result {
+		return runIn(t, dir, nil, "reassign", "--plan", cdocPlan(t, dir, t.TempDir()), "--execute")
+	}},
+	{"reassign", 1, func(t *testing.T, dir string) result {
+		return runIn(t, dir, nil, "reassign", "--plan", cdocPlan(t, t.TempDir(), t.TempDir()), "--execute")
+	}},
+	{"reassign", 2, cdocArgs("reassign", "--plan", "plan.json")},
+	{"reassign", 3, func(t *testing.T, dir string) result {
+		return runIn(t, dir, nil, "reassign", "--plan", cdocPlan(t, dir, t.TempDir()), "--verify")
+	}},
 	{"import-partition", 0, func(t *testing.T, dir string) result {
 		stream := cdocRun(t, dir, "", 0, "copy-partition", "t", "0", "--to", "-")
 		return runIn(t, t.TempDir(), strings.NewReader(stream.stdout), "import-partition", "t", "0")

@@ -38,6 +38,11 @@ func copyPartitionCommand() *cli.Command {
 			"destination partition is refused unless --force, which swaps the new one in\n" +
 			"atomically under the old one's writer lock (so never under a running append) and\n" +
 			"removes the old one. A topic the copy creates gets the source topic's settings.\n" +
+			"--force onto an earlier copy of the same partition copies only what changed: its\n" +
+			"segments byte-identical to the source's (read and compared in full) are kept, the\n" +
+			"one active at the earlier copy is extended, new ones are copied; the summary says\n" +
+			"what was kept and copied. A destination that is no such copy, or differs, is\n" +
+			"copied in full from there on, with a note on stderr saying why.\n" +
 			"Leftovers of an interrupted copy are removed by the next copy into that topic, and\n" +
 			"by recover. Ctrl-C or SIGTERM stops a copy as a failure does: what it built is\n" +
 			"removed, nothing is placed, and the exit status is 1 (a second signal kills at\n" +
@@ -55,7 +60,7 @@ func copyPartitionCommand() *cli.Command {
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
 			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},
-			&cli.BoolFlag{Name: "force", Usage: "replace an existing destination partition"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing destination partition, keeping what an earlier copy there holds"},
 			&cli.StringFlag{Name: "throttle", Usage: "copy at most `RATE` bytes a second (e.g. 50M, 1GB)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},

@@ -2,11 +2,13 @@ package commands
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -193,5 +195,43 @@ func sameFiles(t *testing.T, a, b string) {
 		if err != nil || !bytes.Equal(x, y) {
 			t.Errorf("%s differs in %s (%v)", e.Name(), b, err)
 		}
+	}
+}
+
+// A forced copy onto an earlier copy reports what it kept, exit 0, and
+// says on stderr why it reused nothing of a destination that differs.
+func TestCopyPartitionForceKeepsEarlierCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	mustRun(t, dir, "", "create", "t", "--segment-bytes", "200")
+	mustRun(t, dir, strings.Repeat("a record of the log\n", 30), "append", "t")
+	dst := t.TempDir()
+	mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst)
+	mustRun(t, dir, strings.Repeat("another record\n", 10), "append", "t")
+
+	r := mustRun(t, dir, "", "copy-partition", "t", "0", "--to", dst, "--force", "--json")
+	var sum copySummaryJSON
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if sum.KeptSegments == 0 || sum.CopiedSegments == 0 || sum.KeptSegments+sum.CopiedSegments != sum.Segments ||
+		sum.ReusedBytes == 0 || sum.CopiedBytes == 0 || sum.ReusedBytes+sum.CopiedBytes != sum.Bytes || sum.ReuseStopped != "" || r.stderr != "" {
+		t.Errorf("summary %+v, stderr %q", sum, r.stderr)
+	}
+	if got, want := readValues(t, dst, "t", 0), readValues(t, dir, "t", 0); !slices.Equal(got, want) {
+		t.Errorf("the copy reads %d records, the source %d", len(got), len(want))
+	}
+
+	// Another topic's partition under that name shares nothing with it.
+	mustRun(t, dir, "other\n", "append", "u", "--create")
+	r = runIn(t, dir, nil, "copy-partition", "u", "0", "--to", dst, "--to-topic", "t", "--force")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	wantOneErrorLine(t, r.stderr, "seglog: note: u/0: reusing the earlier copy at ", "stopped, its topic settings differ from the source's: the rest was copied from the source")
+	if !strings.Contains(r.stdout, "kept 0 segments (0 B), copied 1 ") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if got := readValues(t, dst, "t", 0); !slices.Equal(got, []string{"other"}) {
+		t.Errorf("the copy reads %q", got)
 	}
 }

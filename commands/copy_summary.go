@@ -26,6 +26,11 @@ type copySummaryJSON struct {
 	StartOffset    uint64  `json:"start_offset"`
 	NextOffset     uint64  `json:"next_offset"`
 	Replaced       bool    `json:"replaced"`
+	KeptSegments   int     `json:"kept_segments"`
+	CopiedSegments int     `json:"copied_segments"`
+	ReusedBytes    int64   `json:"reused_bytes"`
+	CopiedBytes    int64   `json:"copied_bytes"`
+	ReuseStopped   string  `json:"reuse_stopped,omitempty"`
 	Seconds        float64 `json:"seconds"`
 	BytesPerSecond int64   `json:"bytes_per_second"`
 }
@@ -34,6 +39,9 @@ type copySummaryJSON struct {
 // --quiet drops the table, and a summary on stderr (beside --to -);
 // JSON asked for on stdout stays, for scripts.
 func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool) error {
+	if rep.Rebuilt != "" {
+		e.info("seglog: note: %s: reusing the earlier copy at %s stopped, %s: the rest was copied from the source", rep.From, rep.Dir, rep.Rebuilt)
+	}
 	if e.quiet && (!asJSON || w == e.stderr) {
 		return nil
 	}
@@ -46,6 +54,8 @@ func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool)
 		b, err := json.Marshal(copySummaryJSON{From: rep.From, To: rep.To, Dir: rep.Dir, Segments: rep.Segments,
 			Records: rep.Records, Bytes: rep.Bytes, IndexBytes: rep.IndexBytes, IndexesRebuilt: rep.IndexesRebuilt,
 			StartOffset: rep.Start, NextOffset: rep.Next, Replaced: rep.Replaced,
+			KeptSegments: rep.Kept, CopiedSegments: rep.Segments - rep.Kept,
+			ReusedBytes: rep.ReusedBytes, CopiedBytes: rep.Bytes - rep.ReusedBytes, ReuseStopped: rep.Rebuilt,
 			Seconds: rep.Duration.Seconds(), BytesPerSecond: rate})
 		if err != nil {
 			return err
@@ -64,10 +74,22 @@ func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool)
 	if rep.Next > rep.Start {
 		offsets = fmt.Sprintf("%d..%d", rep.Start, rep.Next-1)
 	}
-	return renderTable(w,
+	if err := renderTable(w,
 		[]string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
 		"SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
 		[][]string{{rep.From, to, strconv.Itoa(rep.Segments), strconv.FormatUint(rep.Records, 10), offsets,
 			humanSize(total), strconv.Itoa(rep.IndexesRebuilt), rep.Duration.Round(time.Millisecond).String(),
-			humanSize(rate) + "/s"}})
+			humanSize(rate) + "/s"}}); err != nil || !rep.Replaced {
+		return err
+	}
+	_, err := fmt.Fprintln(w, keptCopied(rep))
+	return err
+}
+
+// keptCopied says what a forced copy kept of the partition it replaced
+// and what it took from the source.
+func keptCopied(rep logstore.CopyReport) string {
+	copied := rep.Segments - rep.Kept
+	return fmt.Sprintf("kept %d %s (%s), copied %d (%s)", rep.Kept, "segment"+plural(rep.Kept),
+		humanSize(rep.ReusedBytes), copied, humanSize(rep.Bytes-rep.ReusedBytes))
 }

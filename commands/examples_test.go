@@ -137,6 +137,11 @@ var exampleSpecs = map[string]exampleSpec{
 	"seglog copy-partition orders 0 --to ./backup/data --force --throttle 50M":              {stdout: []string{"backup/data/orders/0"}},
 	"seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0": {stdout: []string{"restore/orders/0"}},
 	"seglog import-partition orders 3 --force < orders-0.tar":                               {stdout: []string{"orders/3"}},
+
+	"seglog reassign --plan moves.json --dry-run":                                      {stdout: []string{"| update "}},
+	"seglog reassign --plan moves.json --execute --throttle 50M   # again to catch up": {stdout: []string{"| unchanged "}},
+	"seglog reassign --plan moves.json --verify --json | jq -r '.moves[].result'":      {stdout: []string{"ok\nok\n"}},
+	"seglog reassign --plan moves.json --verify --remove-source":                       {stdout: []string{"ok, source removed"}},
 }
 
 // exampleFixture builds, once per test, the directory the help examples
@@ -165,6 +170,14 @@ func exampleFixture(t *testing.T) string {
 	tar := mustRun(t, data, "", "copy-partition", "orders", "0", "--to", "-")
 	writeFile(t, filepath.Join(dir, "orders-0.tar"), tar.stdout)
 	writeFile(t, filepath.Join(dir, "app.log"), "started\nlistening on :8080\n")
+	// A plan moving orders' partitions 1 and 2 to ./moved, carried out
+	// (its paths are relative to where the examples run).
+	writeFile(t, filepath.Join(dir, "moves.json"), `{"version": 1, "moves": [
+		{"topic": "orders", "partition": 1, "from": "data", "to": "moved"},
+		{"topic": "orders", "partition": 2, "from": "data", "to": "moved"}]}`)
+	for _, p := range []string{"1", "2"} {
+		mustRun(t, data, "", "copy-partition", "orders", p, "--to", filepath.Join(dir, "moved"))
+	}
 	// A segment copied off alone, with its index files.
 	if out, err := exec.Command("cp", "-a", filepath.Join(data, "orders", "0"), filepath.Join(dir, "rescue")).CombinedOutput(); err != nil {
 		t.Fatalf("copying a segment: %v\n%s", err, out)

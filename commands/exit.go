@@ -119,6 +119,11 @@ var commandExits = map[string][]exitDoc{
 		{exitOK, "the partition was copied whole and checked"},
 		{exitError, "a damaged source, an existing destination partition (without --force), a lock held, the reader of --to - gone before the end, or an I/O error"},
 	},
+	"reassign": {
+		{exitOK, "every move was checked (--dry-run), copied (--execute) or found alike (--verify), and with --remove-source its source removed"},
+		{exitError, "a plan file that cannot be read, a source partition that is not there, a destination holding another partition, a lock held, a copy that failed, Ctrl-C or SIGTERM, or an I/O error"},
+		{exitProblems, "with --verify: a destination that is missing or does not hold exactly its source's records"},
+	},
 	"import-partition": {
 		{exitOK, "the partition was imported whole and checked"},
 		{exitError, "a stream cut short or that fails the checks, an existing partition (without --force), a lock held, or an I/O error"},

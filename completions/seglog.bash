@@ -35,6 +35,7 @@ _seglog_value_flags() {
     groups-delete) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     groups-reset) echo ' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
+    reassign) echo ' --plan --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
@@ -136,6 +137,9 @@ both' ;;
     copy-partition:--to-partition) : ;;
     copy-partition:--throttle) : ;;
     copy-partition:--wait-timeout) : ;;
+    reassign:--plan) : ;;
+    reassign:--throttle) : ;;
+    reassign:--wait-timeout) : ;;
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
     import:--partitions) : ;;
@@ -219,6 +223,7 @@ _seglog_flags() {
     groups-delete) echo '--json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     groups-reset) echo '--topic --partition --to-earliest --to-latest --to-offset --to-datetime --shift-by --dry-run --execute --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    reassign) echo '--plan --dry-run --execute --verify --remove-source --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -270,6 +275,7 @@ reset' ;;
         1) _seglog_reply "$(_seglog_call partitions "${pos[0]}")" ;;
         *) : ;;
         esac ;;
+    reassign) COMPREPLY=($(compgen -f -- "$cur")) ;;
     import-partition)
         case $2 in
         0) _seglog_reply "$(_seglog_call topics)" ;;
@@ -312,6 +318,7 @@ retention-sweep
 quarantine
 groups
 copy-partition
+reassign
 import-partition
 import
 kafka
@@ -383,7 +390,7 @@ _seglog() {
         return 0
     fi
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help" -- "$cur"))
+        COMPREPLY=($(compgen -W "create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition reassign import-partition import kafka version completion help" -- "$cur"))
         return 0
     fi
     _seglog_arg "$cmd" "${#pos[@]}"

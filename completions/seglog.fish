@@ -88,6 +88,8 @@ function __seglog_value_flags
             printf '%s\n' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after
         case copy-partition
             printf '%s\n' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after
+        case reassign
+            printf '%s\n' --plan --throttle --wait-timeout --data-dir -d --progress-after
         case import-partition
             printf '%s\n' --wait-timeout --data-dir -d --progress-after
         case import
@@ -133,7 +135,7 @@ end
 
 complete -c seglog -f
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a help -d 'show help for a command'
-complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help'
+complete -c seglog -n '__seglog_using help 0' -a 'create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition reassign import-partition import kafka version completion help'
 complete -c seglog -l help -s h -d 'show help'
 complete -c seglog -n 'true' -l data-dir -s d -r -f -a '(__fish_complete_directories)' -d 'the data directory'
 complete -c seglog -n 'true' -l quiet -s q -d 'print no summaries, notes, warnings or progress, only what a script...'
@@ -361,13 +363,28 @@ complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a
 complete -c seglog -n '__seglog_using copy-partition' -l to -r -f -a '(__fish_complete_directories)' -d 'the destination data DIR, or - for a tar stream on stdout'
 complete -c seglog -n '__seglog_using copy-partition' -l to-topic -x -a '(__seglog_call topics)' -d 'the destination TOPIC'
 complete -c seglog -n '__seglog_using copy-partition' -l to-partition -x -d 'the destination partition Q'
-complete -c seglog -n '__seglog_using copy-partition' -l force -d 'replace an existing destination partition'
+complete -c seglog -n '__seglog_using copy-partition' -l force -d 'replace an existing destination partition, keeping what an earlier ...'
 complete -c seglog -n '__seglog_using copy-partition' -l throttle -x -d 'copy at most RATE bytes a second'
 complete -c seglog -n '__seglog_using copy-partition' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using copy-partition' -l wait -d 'wait for locks other processes hold, without limit'
 complete -c seglog -n '__seglog_using copy-partition' -l wait-timeout -x -d 'wait at most DURATION for a lock another process holds'
 complete -c seglog -n '__seglog_using copy-partition 0' -a '(__seglog_call topics)'
 complete -c seglog -n '__seglog_using copy-partition 1' -a '(__seglog_call partitions (__seglog_arg 1))'
+
+# reassign
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a reassign -d 'move partitions between data directories as a JSON plan says: check...'
+complete -c seglog -n '__seglog_using reassign' -l plan -x -d 'the plan, a JSON FILE'
+complete -c seglog -n '__seglog_using reassign' -l dry-run -d 'print what --execute would do, change nothing'
+complete -c seglog -n '__seglog_using reassign' -l execute -d 'copy each move\'s partition to its destination'
+complete -c seglog -n '__seglog_using reassign' -l verify -d 'compare each move\'s source and destination record by record'
+complete -c seglog -n '__seglog_using reassign' -l remove-source -d 'remove each source partition once its destination matches it'
+complete -c seglog -n '__seglog_using reassign' -l throttle -x -d 'copy at most RATE bytes a second'
+complete -c seglog -n '__seglog_using reassign' -l json -d 'print the summary as JSON'
+complete -c seglog -n '__seglog_using reassign' -l wait -d 'wait for locks other processes hold, without limit'
+complete -c seglog -n '__seglog_using reassign' -l wait-timeout -x -d 'wait at most DURATION for a lock another process holds'
+complete -c seglog -n '__seglog_using reassign 0' -F
+complete -c seglog -n '__seglog_using reassign 1' -F
+complete -c seglog -n '__seglog_using reassign; and not __seglog_using reassign 0; and not __seglog_using reassign 1' -F
 
 # import partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import-partition -d 'make a partition of the tar stream \'copy-partition --to -\' writes, ...'

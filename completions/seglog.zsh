@@ -31,6 +31,7 @@ _seglog_value_flags() {
     groups-delete) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     groups-reset) echo ' --topic --partition --to-offset --to-datetime --shift-by --wait-timeout --data-dir -d --progress-after ' ;;
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
+    reassign) echo ' --plan --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
     import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
@@ -116,6 +117,9 @@ _seglog_flag_value() {
     copy-partition:--to-partition) : ;;
     copy-partition:--throttle) : ;;
     copy-partition:--wait-timeout) : ;;
+    reassign:--plan) : ;;
+    reassign:--throttle) : ;;
+    reassign:--wait-timeout) : ;;
     import-partition:--wait-timeout) : ;;
     import:--partition|import:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     import:--partitions) : ;;
@@ -185,6 +189,7 @@ _seglog_flags() {
     groups-delete) echo '--json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     groups-reset) echo '--topic --partition --to-earliest --to-latest --to-offset --to-datetime --shift-by --dry-run --execute --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     copy-partition) echo '--to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    reassign) echo '--plan --dry-run --execute --verify --remove-source --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
@@ -233,6 +238,7 @@ _seglog_arg() {
         1) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
         *) : ;;
         esac ;;
+    reassign) _files ;;
     import-partition)
         case $2 in
         0) compadd -- ${(f)"$(_seglog_call topics)"} ;;
@@ -255,7 +261,7 @@ _seglog_arg() {
         1) : ;;
         *) : ;;
         esac ;;
-    help) compadd -- create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition import-partition import kafka version completion help ;;
+    help) compadd -- create delete alter add-partitions append read tail describe topics metrics dump-index verify-crc recover retention-sweep quarantine groups copy-partition reassign import-partition import kafka version completion help ;;
     esac
 }
 
@@ -286,6 +292,7 @@ _seglog_commands() {
         'quarantine:list or purge the bytes recover and append cut and saved'
         'groups:list the consumer groups; describe, delete or reset one'
         'copy-partition:copy a partition, even one being appended to, to another data direc...'
+        'reassign:move partitions between data directories as a JSON plan says\: check...'
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
         'import:append every record of a log in the simple store/index layout to a ...'
         'kafka:export a topic to a Kafka cluster, or import one from it'

@@ -23,6 +23,10 @@ import (
 // already, and replacing it was not asked for.
 var ErrPartitionExists = errors.New("destination partition exists")
 
+// ErrNotACopy means a copy's destination partition holds other data than
+// the source's, and CopyOptions.OnlyOntoCopy forbade replacing it.
+var ErrNotACopy = errors.New("destination holds another partition")
+
 // CopyOptions configure CopyPartition, ExportPartition and
 // ImportPartition.
 type CopyOptions struct {
@@ -31,6 +35,10 @@ type CopyOptions struct {
 	// Force replaces an existing destination partition, atomically, under
 	// its writer lock.
 	Force bool
+	// OnlyOntoCopy makes a forced copy refuse, with ErrNotACopy, a
+	// destination partition that is no earlier copy of the source or
+	// differs from it, instead of replacing it in full.
+	OnlyOntoCopy bool
 	// Throttle caps the copy at this many bytes a second; 0 is no limit.
 	Throttle int64
 	// LockWait is how long to retry a held lock: 0 means DefaultLockWait.
@@ -58,7 +66,17 @@ type CopyReport struct {
 	IndexesRebuilt int
 	Start, Next    uint64 // the copy's offsets: first held, next to write
 	Replaced       bool   // an existing destination partition was replaced
-	Duration       time.Duration
+	// Kept counts the segments a forced copy kept of the earlier copy it
+	// replaced, byte-identical to the source's; ReusedBytes the .log
+	// bytes it took from there (kept segments', and the prefix of the one
+	// that was active). Bytes - ReusedBytes came from the source.
+	Kept        int
+	ReusedBytes int64
+	// Rebuilt says why a forced copy onto an existing partition reused
+	// nothing of it, or stopped reusing it: "" when it reused all it could
+	// or there was nothing to reuse.
+	Rebuilt  string
+	Duration time.Duration
 }
 
 // copySegment is one segment of a copy's source, with the bytes of each
@@ -245,12 +263,24 @@ func (s *Store) CopyPartition(topic string, part int, dst *Store, opts CopyOptio
 		return rep, err
 	}
 	defer b.end(&err)
+	reuse, why, err := b.planReuse(src, src.lock)
+	if err != nil {
+		return rep, err
+	}
+	defer reuse.close()
+	if why != "" && opts.OnlyOntoCopy {
+		return rep, b.notACopy(why)
+	}
 	pace := newPacer(opts.Throttle, src.total, opts.Progress, opts.Interrupt)
 	for _, cs := range src.segs {
-		if err := b.copySegment(cs, pace); err != nil {
+		if err := b.takeSegment(cs, reuse, pace); err != nil {
 			return rep, err
 		}
 	}
+	if reuse != nil {
+		why = reuse.stopped
+	}
+	rep.Rebuilt = why
 	if err := b.finish(); err != nil {
 		return rep, err
 	}
@@ -403,10 +433,51 @@ func (b *partitionBuild) create(seg segment, ext string) (file, error) {
 	return b.s.fs.OpenFile(seg.path(ext), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
+// takeSegment puts one source segment into the build: kept from the
+// destination being replaced when it is identical there, else copied
+// (after the destination's prefix of it, when it has one).
+func (b *partitionBuild) takeSegment(cs copySegment, reuse *reusePlan, pace *pacer) error {
+	prefix, whole, err := reuse.reusable(cs, pace)
+	if err != nil {
+		return err
+	}
+	if reuse != nil && reuse.stopped != "" && b.opts.OnlyOntoCopy {
+		return b.notACopy(reuse.stopped)
+	}
+	if whole {
+		kept, err := b.keepSegment(cs, reuse.dir)
+		if err != nil || kept {
+			b.rep.Kept += btoi(kept)
+			b.rep.ReusedBytes += cs.log * int64(btoi(kept))
+			return err
+		}
+	}
+	from := ""
+	if prefix > 0 && !whole {
+		from = segment{dir: reuse.dir, base: cs.seg.base}.path(format.LogExt)
+		b.rep.ReusedBytes += prefix
+	} else {
+		prefix = 0
+	}
+	return b.copySegment(cs, from, prefix, pace)
+}
+
+func (b *partitionBuild) notACopy(why string) error {
+	return fmt.Errorf("%w: %s (%s): %s", ErrNotACopy, b.rep.To, b.final, why)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // copySegment copies one source segment into the build: the index files'
 // bytes, then the .log a piece at a time, each piece checked as soon as it
-// is copied (it is in the cache then).
-func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
+// is copied (it is in the cache then). The first prefix bytes of the .log
+// are taken from the file at reuse, which holds them too (compared).
+func (b *partitionBuild) copySegment(cs copySegment, reuse string, prefix int64, pace *pacer) error {
 	seg := segment{dir: b.tmp, base: cs.seg.base}
 	var files []file
 	defer func() {
@@ -439,6 +510,13 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 		return err
 	}
 	defer src.Close()
+	local := src
+	if prefix > 0 {
+		if local, err = fsx.OpenRead(reuse); err != nil {
+			return err
+		}
+		defer local.Close()
+	}
 	copied, err := fsx.OpenRead(seg.path(format.LogExt))
 	if err != nil {
 		return err
@@ -453,8 +531,11 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 	go func() {
 		defer close(pieces)
 		for at := int64(0); at < cs.log; {
-			n := min(pace.piece(), cs.log-at)
-			if copyErr = files[2].CopyFrom(src, at, n); copyErr != nil {
+			n, from := min(pace.piece(), cs.log-at), src
+			if at < prefix {
+				n, from = min(copyPiece, prefix-at), local
+			}
+			if copyErr = files[2].CopyFrom(from, at, n); copyErr != nil {
 				return
 			}
 			// The disk writes each piece while the next ones are copied,
@@ -474,7 +555,8 @@ func (b *partitionBuild) copySegment(cs copySegment, pace *pacer) error {
 	buf := make([]byte, 512<<10)
 	for p := range pieces {
 		if err == nil {
-			if _, err = readFullAt(copied, buf, p.at, p.n, check); err == nil {
+			// The prefix was counted when it was compared.
+			if _, err = readFullAt(copied, buf, p.at, p.n, check); err == nil && p.at >= prefix {
 				err = pace.add(p.n)
 			}
 			if err != nil {

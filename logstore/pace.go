@@ -25,6 +25,7 @@ type pacer struct {
 	rate     int64
 	began    time.Time
 	done     int64
+	free     int64 // of done, what count counted: no throttle's due
 	total    int64
 	progress func(done, total int64)
 	stop     <-chan struct{}
@@ -51,7 +52,7 @@ func (p *pacer) add(n int64) error {
 		p.progress(p.done, max(p.total, p.done))
 	}
 	if p.rate > 0 {
-		due := time.Duration(float64(p.done) / float64(p.rate) * float64(time.Second))
+		due := time.Duration(float64(p.done-p.free) / float64(p.rate) * float64(time.Second))
 		if wait := due - time.Since(p.began); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
@@ -65,4 +66,24 @@ func (p *pacer) add(n int64) error {
 		return ErrInterrupted
 	}
 	return nil
+}
+
+// count counts n bytes done that cost no copy (compared with the
+// destination, which has them): progress, not paced by the throttle.
+func (p *pacer) count(n int64) {
+	if p == nil {
+		return
+	}
+	p.done += n
+	p.free += n
+	if p.progress != nil {
+		p.progress(p.done, max(p.total, p.done))
+	}
+}
+
+func (p *pacer) stopper() <-chan struct{} {
+	if p == nil {
+		return nil
+	}
+	return p.stop
 }
