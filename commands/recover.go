@@ -37,8 +37,9 @@ func recoverCommand() *cli.Command {
 			"    interval the existing index shows (else the topic's setting, else 1);\n" +
 			"  - removes leftovers of interrupted operations: *.deleted (an interrupted\n" +
 			"    retention delete), *.tmp files and directories, index files without a .log,\n" +
-			"    and topic directories holding no partition that an interrupted copy or\n" +
-			"    import into a new topic left (copies running are left alone).\n" +
+			"    topic directories holding no partition that an interrupted copy or\n" +
+			"    import into a new topic left, and group directories an interrupted\n" +
+			"    'groups delete' left aside (operations running are left alone).\n" +
 			"Every byte it cuts is first saved to <data-dir>/.quarantine/<topic>/<partition>/\n" +
 			"with a JSON note (which file, which bytes, when, why); 'seglog quarantine' lists\n" +
 			"and purges them. A corrupt record followed by valid data is reported and left in\n" +

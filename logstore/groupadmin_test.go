@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/seglog/seglog/logstore/internal/fsx"
 )
 
 // gaGroup makes group name with a position in topic orders.
@@ -123,5 +126,44 @@ func TestResetGroupClamps(t *testing.T) {
 	c, err := s.GroupCommits("billing")
 	if err != nil || c[0].Partitions[0] != 0 || len(c[0].Partitions) != 1 {
 		t.Errorf("positions %v, %v: want 0 for partition 0 only (the second reset was a dry run)", c, err)
+	}
+}
+
+// recover removes what a crashed group delete left aside, and keeps one a
+// delete still holds.
+func TestRecoverFinishesGroupDelete(t *testing.T) {
+	s, _ := gtStore(t)
+	gaGroup(t, s, "billing")
+	gaGroup(t, s, "audit")
+	parent := filepath.Join(s.dir, groupsDir)
+	crashed := filepath.Join(parent, deletedGroupPrefix+"billing")
+	running := filepath.Join(parent, deletedGroupPrefix+"audit")
+	for _, name := range []string{"billing", "audit"} {
+		if err := os.Rename(filepath.Join(parent, name), filepath.Join(parent, deletedGroupPrefix+name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := fsx.TryLock(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	left, err := s.RecoverDataDir(RecoverOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range left {
+		got = append(got, filepath.Base(l.Path)+" kept="+strconv.FormatBool(l.Kept))
+	}
+	want := []string{deletedGroupPrefix + "audit kept=true", deletedGroupPrefix + "billing kept=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("leftovers %q, want %q", got, want)
+	}
+	if _, err := os.Stat(crashed); !os.IsNotExist(err) {
+		t.Errorf("crashed delete's directory still there: %v", err)
+	}
+	if _, err := os.Stat(running); err != nil {
+		t.Errorf("running delete's directory removed: %v", err)
 	}
 }

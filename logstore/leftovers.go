@@ -19,7 +19,8 @@ import (
 // operations: the temporary directories of a create that did not finish
 // (.create-<topic>-<random>.tmp), of a copy or import into a new topic
 // that did not (.copy-<topic>-<random>.tmp), the topic directories of
-// deletes that did not finish (.delete-<topic>-<random>.tmp), and the half-made topic
+// deletes that did not finish (.delete-<topic>-<random>.tmp), the group
+// directories of group deletes that did not (.groups/.rm.<group>), and the half-made topic
 // directories such copies by older versions left (see halfMadeTopic).
 // Nothing locks a create, so one whose topic does not exist is left alone
 // while younger than a minute: it may still be running. Copies lock what
@@ -79,6 +80,9 @@ func (s *Store) dataDirLeftovers(topic string) []RecoverLeftover {
 			l.What, l.Kept = "topic directory of a delete still running", true
 		}
 		left = append(left, l)
+	}
+	if topic == "*" {
+		left = append(left, s.deletedGroupLeftovers()...)
 	}
 	for _, path := range buildRoots(s.dir, topic) {
 		l := RecoverLeftover{Path: path, What: "temporary directory of an interrupted copy or import into a new topic"}
@@ -321,4 +325,25 @@ func linkedToLog(path, dir string) bool {
 		}
 	}
 	return false
+}
+
+// deletedGroupLeftovers lists the group directories that deletes a crash
+// interrupted left aside; one a delete still holds is kept.
+func (s *Store) deletedGroupLeftovers() []RecoverLeftover {
+	dir := filepath.Join(s.dir, groupsDir)
+	entries, _ := os.ReadDir(dir)
+	var left []RecoverLeftover
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), deletedGroupPrefix) {
+			continue
+		}
+		l := RecoverLeftover{Path: filepath.Join(dir, e.Name()), What: "group directory of an interrupted group delete"}
+		if lk, err := fsx.TryLock(l.Path); err != nil {
+			l.What, l.Kept = "group directory of a group delete still running", true
+		} else {
+			lk.Unlock()
+		}
+		left = append(left, l)
+	}
+	return left
 }
