@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/seglog/seglog/logstore/internal/fsx"
 )
@@ -165,5 +166,49 @@ func TestRecoverFinishesGroupDelete(t *testing.T) {
 	}
 	if _, err := os.Stat(running); err != nil {
 		t.Errorf("running delete's directory removed: %v", err)
+	}
+}
+
+// A reader waiting for a group's lock while the group is deleted gets the
+// group as it is now, new and empty, not an error about the directory the
+// delete took away.
+func TestOpenGroupWaitingThroughDelete(t *testing.T) {
+	s, _ := gtStore(t)
+	gaGroup(t, s, "billing")
+	g := gtOpen(t, s, "billing")
+	type opened struct {
+		g   *Group
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		g, err := s.OpenGroup("billing", time.Minute)
+		done <- opened{g, err}
+	}()
+	// Let the second reader open the directory and wait on its lock (if it
+	// comes later, it finds no group and makes one: the same outcome).
+	time.Sleep(100 * time.Millisecond)
+	dir := s.GroupDir("billing")
+	aside := filepath.Join(filepath.Dir(dir), deletedGroupPrefix+"billing")
+	if err := os.Rename(dir, aside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(aside); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	got := <-done
+	if got.err != nil {
+		t.Fatalf("OpenGroup waiting through a delete: %v", got.err)
+	}
+	defer got.g.Close()
+	if _, ok := got.g.Position("orders", 0); ok {
+		t.Errorf("the group came back with a position after its delete")
+	}
+	if err := got.g.Commit("orders", map[int]uint64{0: 5}); err != nil {
+		t.Fatalf("commit to the new group: %v", err)
+	}
+	if c, err := s.GroupCommits("billing"); err != nil || len(c) != 1 || c[0].Partitions[0] != 5 {
+		t.Errorf("after the commit: %v, %v", c, err)
 	}
 }

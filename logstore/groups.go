@@ -83,12 +83,20 @@ func (s *Store) OpenGroup(name string, wait time.Duration) (*Group, error) {
 	if err := fsx.CheckNoSymlink(s.dir, dir, true); err != nil {
 		return nil, fmt.Errorf("group %s: %w", name, err)
 	}
-	if err := s.mkdirAll(dir); err != nil {
-		return nil, fmt.Errorf("create group %s: %w", name, err)
-	}
-	lock, err := lockDir(dir, "group "+name, wait)
-	if err != nil {
-		return nil, err
+	var lock *fsx.DirLock
+	for tries := 0; ; tries++ {
+		if err := s.mkdirAll(dir); err != nil {
+			return nil, fmt.Errorf("create group %s: %w", name, err)
+		}
+		var err error
+		lock, err = lockDir(dir, "group "+name, wait)
+		if err == nil {
+			break
+		}
+		// Deleted while this waited for its lock: it is a new group now.
+		if !errors.Is(err, fs.ErrNotExist) || tries == maxOpenTries {
+			return nil, err
+		}
 	}
 	commits, err := readGroupDir(dir, name)
 	if err != nil {
