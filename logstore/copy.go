@@ -1,8 +1,6 @@
 package logstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -225,16 +223,13 @@ func (s *Store) beginBuild(opts CopyOptions, meta buildMeta, rep *CopyReport) (*
 	case !fi.IsDir():
 		return nil, fmt.Errorf("destination topic %s: %s is not a directory", opts.ToTopic, b.topicDir)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
 	if b.newTopic {
 		s.removeDeadBuilds(s.dir, opts.ToTopic)
-		// Cut as create's temporary name is, under NAME_MAX.
-		b.root = filepath.Join(s.dir, buildPrefix+opts.ToTopic[:min(len(opts.ToTopic), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
+		b.root = tempName(s.dir, buildPrefix, opts.ToTopic)
 		b.tmp = filepath.Join(b.root, strconv.Itoa(opts.ToPartition))
 	} else {
 		s.removeDeadBuilds(b.topicDir, "")
-		b.root = filepath.Join(b.topicDir, buildPrefix+strconv.Itoa(opts.ToPartition)+"-"+hex.EncodeToString(rnd[:])+".tmp")
+		b.root = tempName(b.topicDir, buildPrefix, strconv.Itoa(opts.ToPartition))
 		b.tmp = b.root
 	}
 	if err := s.fs.Mkdir(b.root, 0o755); err != nil {

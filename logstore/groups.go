@@ -324,13 +324,9 @@ func (s *Store) DeleteGroup(name string, wait time.Duration) error {
 	parent := filepath.Dir(dir)
 	s.removeDeletedGroups(parent)
 	aside := filepath.Join(parent, deletedGroupPrefix+name)
-	if err := s.fs.Rename(dir, aside, true); err != nil {
+	if err := s.removeAside(dir, aside); err != nil {
 		return fmt.Errorf("delete group %s: %w", name, err)
 	}
-	if err := s.fs.SyncDir(parent); err != nil {
-		return fmt.Errorf("delete group %s: %w", name, err)
-	}
-	s.removeAll(aside)
 	return nil
 }
 

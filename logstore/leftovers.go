@@ -1,6 +1,8 @@
 package logstore
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -139,6 +141,17 @@ func (s *Store) halfMadeLeftover(dir string, dryRun bool) (RecoverLeftover, bool
 // createGrace is how old a create's temporary directory must be before
 // recover takes it for a leftover, when its topic does not exist.
 const createGrace = time.Minute
+
+// tempName is a hidden temporary name in dir for what an operation is
+// building or removing: prefix, name (cut to 200 bytes, so that a 249-byte
+// topic name does not push it past NAME_MAX; the name only helps a person
+// place a leftover), "-", 12 random hex digits, ".tmp". tempDirTopic
+// parses it.
+func tempName(dir, prefix, name string) string {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	return filepath.Join(dir, prefix+name[:min(len(name), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
+}
 
 // tempDirTopic parses the name of a temporary directory in the data
 // directory of a create (prefix ".create-", see CreateTopic) or a copy

@@ -2,8 +2,6 @@ package logstore
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -214,17 +212,8 @@ func (s *Store) RemovePartition(topic string, part int, opts RemoveOptions) erro
 			return err
 		}
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	aside := filepath.Join(topicDir, buildPrefix+strconv.Itoa(part)+"-"+hex.EncodeToString(rnd[:])+".tmp")
-	if err := s.fs.Rename(dir, aside, true); err != nil {
-		return err
-	}
-	if err := s.fs.SyncDir(topicDir); err != nil {
-		return err
-	}
-	s.removeAll(aside)
-	if err := s.fs.SyncDir(topicDir); err != nil {
+	aside := tempName(topicDir, buildPrefix, strconv.Itoa(part))
+	if err := s.removeAside(dir, aside); err != nil {
 		return err
 	}
 	// A topic directory left with its settings alone is no topic: the

@@ -1,8 +1,6 @@
 package logstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,11 +211,7 @@ func (s *Store) CreateTopic(name string, partitions int, st Settings) error {
 	if _, err := os.Stat(final); err == nil {
 		return fmt.Errorf("topic %s in %s: %w", name, s.dir, ErrTopicExists)
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	// The name only helps a person place a leftover: cut it so a 249-byte
-	// topic name does not push this one past NAME_MAX (255).
-	tmp := filepath.Join(s.dir, ".create-"+name[:min(len(name), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
+	tmp := tempName(s.dir, ".create-", name)
 	if err := s.buildTopic(tmp, partitions, st); err != nil {
 		s.removeAll(tmp)
 		return fmt.Errorf("create topic %s: %w", name, err)
@@ -299,6 +293,22 @@ func (s *Store) mkdirAll(dir string) error { return fsx.MkdirAll(s.fs, dir) }
 
 // removeAll is fsx.RemoveAll through the store's file system.
 func (s *Store) removeAll(dir string) { fsx.RemoveAll(s.fs, dir) }
+
+// removeAside removes the directory dir by renaming it to aside (beside
+// it) first and making the rename durable, so that a crash leaves dir
+// whole or gone; what is left aside is a leftover for recover. Its parent
+// is synced again once the files are gone.
+func (s *Store) removeAside(dir, aside string) error {
+	parent := filepath.Dir(dir)
+	if err := s.fs.Rename(dir, aside, true); err != nil {
+		return err
+	}
+	if err := s.fs.SyncDir(parent); err != nil {
+		return err
+	}
+	s.removeAll(aside)
+	return s.fs.SyncDir(parent)
+}
 
 // createSegmentFiles creates a segment's three files. The .log comes first,
 // with O_EXCL: it is what makes the segment exist, and must not clobber one.

@@ -1,8 +1,6 @@
 package logstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -163,21 +161,12 @@ func (d *TopicDeletion) Delete() error {
 	// it to a delete still running.
 	defer d.Release()
 	s := d.s
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	aside := filepath.Join(s.dir, deletePrefix+d.name[:min(len(d.name), 200)]+"-"+hex.EncodeToString(rnd[:])+".tmp")
-	if err := s.fs.Rename(d.dir, aside, true); err != nil {
+	aside := tempName(s.dir, deletePrefix, d.name)
+	if err := s.removeAside(d.dir, aside); err != nil {
 		return fmt.Errorf("delete topic %s: %w", d.name, err)
 	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("delete topic %s: %w", d.name, err)
-	}
-	s.removeAll(aside)
 	if _, err := os.Lstat(aside); !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("delete topic %s: %s could not be emptied; the topic is gone, and 'seglog recover' removes what is left", d.name, aside)
-	}
-	if err := s.fs.SyncDir(s.dir); err != nil {
-		return fmt.Errorf("delete topic %s: %w", d.name, err)
 	}
 	return nil
 }
@@ -267,9 +256,7 @@ func (s *Store) AddPartitions(name string, total int, wait time.Duration) (int, 
 }
 
 func (s *Store) addPartition(topicDir string, p int) error {
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(topicDir, addPrefix+strconv.Itoa(p)+"-"+hex.EncodeToString(rnd[:])+".tmp")
+	tmp := tempName(topicDir, addPrefix, strconv.Itoa(p))
 	if err := s.fs.Mkdir(tmp, 0o755); err != nil {
 		return err
 	}
