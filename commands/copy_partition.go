@@ -4,14 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/seglog/seglog/logstore"
 )
@@ -177,7 +175,7 @@ func runCopyPartition(e *env, topic string, part int, to string, opts logstore.C
 	var err error
 	out := e.stdout
 	if to == "-" {
-		if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if isTerminal(e.stdout) {
 			return usagef("copy-partition --to -: stdout is a terminal; redirect it or pipe it into 'seglog import-partition'")
 		}
 		rep, err = src.ExportPartition(topic, part, e.stdout, opts)

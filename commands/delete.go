@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/seglog/seglog/logstore"
 )
@@ -90,11 +89,10 @@ func runDelete(e *env, o deleteOptions) error {
 	}
 	topics := o.topics
 	if !o.yes {
-		f, ok := e.stdin.(*os.File)
-		if !ok || !term.IsTerminal(int(f.Fd())) {
+		if !isTerminal(e.stdin) {
 			return usagef("delete: pass --yes to delete %s (stdin is not a terminal to ask on)", strings.Join(o.topics, ", "))
 		}
-		if topics = confirmDeletes(e, bufio.NewReader(f), o.topics, sizes); len(topics) == 0 {
+		if topics = confirmDeletes(e, bufio.NewReader(e.stdin), o.topics, sizes); len(topics) == 0 {
 			return nil
 		}
 	}

@@ -3,10 +3,8 @@ package commands
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/seglog/seglog/logstore"
 )
@@ -51,7 +49,7 @@ func importPartitionCommand() *cli.Command {
 				return err
 			}
 			e := envFrom(c)
-			if f, ok := e.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			if isTerminal(e.stdin) {
 				return usagef("import-partition reads the stream 'seglog copy-partition --to -' writes from stdin: pipe or redirect it in")
 			}
 			bar := newProgressBar(e, "import-partition")

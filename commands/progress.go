@@ -2,12 +2,10 @@ package commands
 
 import (
 	"io"
-	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
 // progressBar is a long job's progress bar (docs/cli.md, Output streams):
@@ -25,9 +23,7 @@ type progressBar struct {
 
 func newProgressBar(e *env, name string) *progressBar {
 	b := &progressBar{w: e.stderr, name: name, start: time.Now(), after: e.progressAfter}
-	if f, ok := e.stderr.(*os.File); ok && !e.quiet && !e.noProgress {
-		b.enabled = term.IsTerminal(int(f.Fd()))
-	}
+	b.enabled = !e.quiet && !e.noProgress && isTerminal(e.stderr)
 	return b
 }
 
