@@ -322,29 +322,16 @@ func (s *Store) DeleteGroup(name string, wait time.Duration) error {
 	}
 	defer lock.Unlock()
 	parent := filepath.Dir(dir)
-	s.removeDeletedGroups(parent)
+	for _, l := range s.deletedGroupLeftovers() {
+		if !l.Kept {
+			s.removeAll(l.Path)
+		}
+	}
 	aside := filepath.Join(parent, deletedGroupPrefix+name)
 	if err := s.removeAside(dir, aside); err != nil {
 		return fmt.Errorf("delete group %s: %w", name, err)
 	}
 	return nil
-}
-
-// removeDeletedGroups removes what deletes a crash interrupted left aside
-// in dir (.groups), each under its lock: one a delete is still removing
-// is left to it.
-func (s *Store) removeDeletedGroups(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), deletedGroupPrefix) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if l, err := fsx.TryLock(path); err == nil {
-			s.removeAll(path)
-			l.Unlock()
-		}
-	}
 }
 
 // ResetKind is where ResetGroup moves positions to.
