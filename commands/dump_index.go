@@ -148,9 +148,23 @@ type dumpIndexFile struct {
 	seg     *logstore.IndexSegment // nil for a file named as the argument
 }
 
-// dumpIndexFiles resolves the argument to the files to dump; partition
-// says whether it named a partition (several files, a total).
-func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partition bool, err error) {
+// dumpIndexTarget is what dump-index's argument names: index files of
+// the seglog layout, or segments of a log in the simple layout.
+type dumpIndexTarget struct {
+	files     []dumpIndexFile
+	partition bool // a partition was named: several files, a total
+	simple    []logstore.SimpleSegment
+}
+
+// dumpIndexFiles resolves the argument to what to dump.
+func dumpIndexFiles(e *env, o dumpIndexOptions) (dumpIndexTarget, error) {
+	files, partition, simple, err := dumpIndexResolve(e, o)
+	return dumpIndexTarget{files: files, partition: partition, simple: simple}, err
+}
+
+// dumpIndexResolve is dumpIndexFiles' work: the files to dump and whether
+// a partition was named, or a simple log's segments.
+func dumpIndexResolve(e *env, o dumpIndexOptions) (files []dumpIndexFile, partition bool, simple []logstore.SimpleSegment, err error) {
 	dir := ""
 	switch {
 	case dumpIndexIsPath(o.target):
@@ -158,63 +172,71 @@ func dumpIndexFiles(e *env, o dumpIndexOptions) (files []dumpIndexFile, partitio
 		// classifyPath, which names it.
 		fi, err := os.Stat(o.target)
 		if _, isIndex := logstore.IndexKindOf(o.target); err != nil && isIndex {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		if kind, ok := logstore.IndexKindOf(o.target); err == nil && !fi.IsDir() && ok {
-			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil
+			seg, isSimple, err := simpleIndexSegment(o.target)
+			if isSimple || err != nil {
+				return nil, false, []logstore.SimpleSegment{seg}, err
+			}
+			return []dumpIndexFile{{path: o.target, kind: kind}}, false, nil, nil
 		}
 		var kind pathKind
 		if dir, kind, err = classifyPath(o.target); err != nil {
-			return nil, false, err
+			return nil, false, nil, err
+		}
+		if kind == simplePath {
+			segs, err := simpleIndexSegments(o, dir)
+			return nil, false, segs, err
 		}
 		if kind == segmentFilePath {
 			p, err := logstore.OpenSegmentFile(dir, dir)
 			if err != nil {
-				return nil, false, err
+				return nil, false, nil, err
 			}
 			defer p.Close()
-			return segmentIndexFiles(o, p.IndexSegments()), true, nil
+			return segmentIndexFiles(o, p.IndexSegments()), true, nil, nil
 		}
 		if kind == topicPath {
 			t, err := logstore.OpenTopicDir(dir)
 			if err != nil {
-				return nil, false, err
+				return nil, false, nil, err
 			}
 			if dir, err = dumpIndexPartition(t, dir, o.partition); err != nil {
-				return nil, false, err
+				return nil, false, nil, err
 			}
 			break
 		}
 		if o.partition >= 0 {
 			if n, err := format.ParsePartition(filepath.Base(dir)); err != nil || n != o.partition {
-				return nil, false, usagef("--partition %d does not match the partition directory %s", o.partition, dir)
+				return nil, false, nil, usagef("--partition %d does not match the partition directory %s", o.partition, dir)
 			}
 		}
 	default:
 		store := logstore.Open(e.dataDir)
 		t, err := store.Topic(o.target)
 		if errors.Is(err, logstore.ErrTopicNotFound) {
-			return nil, false, missingTopic(err, e.dataDir, "seglog create "+o.target)
+			return nil, false, nil, missingTopic(err, e.dataDir, "seglog create "+o.target)
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		if dir, err = dumpIndexPartition(t, o.target, o.partition); err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 	}
 	segs, err := logstore.IndexSegments(dir)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	if o.onlySeg {
 		i := slices.IndexFunc(segs, func(s logstore.IndexSegment) bool { return s.Base == o.segment })
 		if i < 0 {
-			return nil, false, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
+			return nil, false, nil, fmt.Errorf("no segment with base offset %d in %s (%s)", o.segment, dir, segmentChoices(segs))
 		}
 		segs = segs[i : i+1]
 	}
-	return segmentIndexFiles(o, segs), true, nil
+	return segmentIndexFiles(o, segs), true, nil, nil
 }
 
 // segmentIndexFiles lists the index files of segs that o asks for.
@@ -298,13 +320,14 @@ func (t *dumpIndexTotals) add(s *logstore.IndexSummary) {
 }
 
 func runDumpIndex(e *env, o dumpIndexOptions) error {
-	if handled, err := dumpSimpleIndex(e, o); handled {
-		return err
-	}
-	files, partition, err := dumpIndexFiles(e, o)
+	target, err := dumpIndexFiles(e, o)
 	if err != nil {
 		return err
 	}
+	if target.simple != nil {
+		return dumpSimpleIndex(e, o, target.simple)
+	}
+	files, partition := target.files, target.partition
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var totals dumpIndexTotals
 	for i, f := range files {

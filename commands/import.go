@@ -293,7 +293,7 @@ func importNotes(e *env, l *logstore.SimpleLog, dir string) {
 	}
 	counts := map[logstore.FindingKind]int{}
 	var kinds []logstore.FindingKind
-	_, err := l.Verify(dir, func(f logstore.Finding) error {
+	_, err := l.Verify(0, 1, logstore.VerifyOptions{Finding: func(f logstore.Finding) error {
 		switch f.Kind {
 		case logstore.FindingIncompleteTail, logstore.FindingCorruptRecord, logstore.FindingNoSegments:
 			return nil // torn records were warned about; damage stops the import
@@ -306,7 +306,7 @@ func importNotes(e *env, l *logstore.SimpleLog, dir string) {
 		}
 		counts[f.Kind]++
 		return nil
-	})
+	}})
 	if err != nil {
 		return
 	}

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,29 +16,19 @@ import (
 // (format/simple.go), named by a path. Such a log is one partition,
 // numbered 0; its records have no key, timestamp or checksum.
 
-// simpleLayoutNote is what verify-crc and dump-index say about checking
-// this layout.
-const simpleLayoutNote = "simple store/index layout: no checksums, payload integrity cannot be checked; framing and index checked"
+// layoutNote is what verify-crc and dump-index say about checking a log
+// in layout l, whose check has limits.
+func layoutNote(l logstore.Layout) string { return l.String() + ": " + l.CheckLimits() }
 
-// simpleTarget reports whether arg, a path (it holds a '/'), names a
-// directory in the simple layout (.store files: never a directory without
-// them); a directory holding both layouts is an error. Anything else (a
-// topic, a partition or topic directory, a path that holds no log) is
-// left to the caller, whose classifyPath names it.
-func simpleTarget(arg string) (dir string, ok bool, err error) {
-	if !strings.Contains(arg, "/") {
-		return "", false, nil
+// simpleLayoutNote is layoutNote of the simple layout.
+var simpleLayoutNote = layoutNote(logstore.LayoutSimple)
+
+// layoutName names a layout in JSON output.
+func layoutName(l logstore.Layout) string {
+	if l == logstore.LayoutSimple {
+		return simpleLayout
 	}
-	dir = filepath.Clean(arg)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return "", false, nil
-	}
-	layout, err := logstore.DetectLayout(dir)
-	var mixed *logstore.MixedLayoutError
-	if errors.As(err, &mixed) {
-		return "", false, err
-	}
-	return dir, err == nil && layout == logstore.LayoutSimple, nil
+	return "seglog"
 }
 
 // openSimple opens the simple log in dir.
@@ -139,77 +128,55 @@ func (w *recordWriter) writeValueDump(r *logstore.Record) error {
 	return writeDumpValue(w.out, b, r.Value)
 }
 
-// verifySimple checks the simple log in dir for verify-crc, printing its
-// findings through out after a line saying what this layout allows to
-// check.
-func verifySimple(out *verifyPrinter, dir string) (verifyPart, error) {
-	vp := verifyPart{name: dir, dir: dir}
-	var line []byte
-	if out.json {
-		line = appendJSONValue([]byte(`{"type":"layout","partition":`), dir)
-		line = append(line, `,"layout":"simple","checksums":false,"note":`...)
-		line = append(appendJSONValue(line, simpleLayoutNote), "}\n"...)
-	} else {
-		line = fmt.Appendf(nil, "%s: %s\n", dir, simpleLayoutNote)
+// simpleIndexSegment is the segment of a simple log whose .index file
+// path names: isSimple is false when path is no such file (no .store
+// beside it, or a directory in another layout).
+func simpleIndexSegment(path string) (seg logstore.SimpleSegment, isSimple bool, err error) {
+	if !strings.HasSuffix(path, format.SimpleIndexExt) {
+		return seg, false, nil
 	}
-	out.bar.clear()
-	if _, err := out.w.Write(line); err != nil {
-		out.writeErr = err
-		return vp, err
+	store := strings.TrimSuffix(path, format.SimpleIndexExt) + format.SimpleStoreExt
+	if _, err := os.Stat(store); err != nil {
+		return seg, false, nil
+	}
+	base, _, err := format.ParseSimpleName(filepath.Base(path))
+	if err != nil {
+		return seg, false, nil
+	}
+	layout, err := logstore.DetectLayout(filepath.Dir(path))
+	if err != nil || layout != logstore.LayoutSimple {
+		return seg, false, err
+	}
+	return logstore.SimpleSegment{Base: base, Store: store, Index: path}, true, nil
+}
+
+// simpleIndexSegments is the segments of the simple log in dir that
+// dump-index's options ask for.
+func simpleIndexSegments(o dumpIndexOptions, dir string) ([]logstore.SimpleSegment, error) {
+	if err := simplePartition(o.partition, dir); err != nil {
+		return nil, err
+	}
+	if len(o.kinds) == 1 && o.kinds[0] == logstore.TimeIndex {
+		return nil, usagef("--kind timeindex: %s is a log in the simple store/index layout, which has no time index", dir)
 	}
 	l, err := openSimple(dir)
 	if err != nil {
-		return vp, err
+		return nil, err
 	}
-	vp.report, err = l.Verify(dir, out.finding)
-	return vp, err
+	var segs []logstore.SimpleSegment
+	for _, s := range l.Segments() {
+		if !o.onlySeg || s.Base == o.segment {
+			segs = append(segs, s)
+		}
+	}
+	if o.onlySeg && len(segs) == 0 {
+		return nil, fmt.Errorf("no segment with base offset %d in %s", o.segment, dir)
+	}
+	return segs, nil
 }
 
-// dumpSimpleIndex is dump-index on a simple log: an .index file with a
-// .store beside it, or a directory in that layout. handled is false when
-// the target is neither.
-func dumpSimpleIndex(e *env, o dumpIndexOptions) (handled bool, err error) {
-	var segs []logstore.SimpleSegment
-	var dir string
-	if _, isIndex := logstore.IndexKindOf(o.target); isIndex && strings.HasSuffix(o.target, format.SimpleIndexExt) {
-		store := strings.TrimSuffix(o.target, format.SimpleIndexExt) + format.SimpleStoreExt
-		if _, err := os.Stat(store); err != nil {
-			return false, nil
-		}
-		if base, _, err := format.ParseSimpleName(filepath.Base(o.target)); err == nil {
-			if layout, err := logstore.DetectLayout(filepath.Dir(o.target)); err != nil {
-				return true, err
-			} else if layout == logstore.LayoutSimple {
-				segs = []logstore.SimpleSegment{{Base: base, Store: store, Index: o.target}}
-			}
-		}
-		if segs == nil {
-			return false, nil
-		}
-	} else {
-		var ok bool
-		if dir, ok, err = simpleTarget(o.target); !ok || err != nil {
-			return err != nil, err
-		}
-		if err := simplePartition(o.partition, dir); err != nil {
-			return true, err
-		}
-		if len(o.kinds) == 1 && o.kinds[0] == logstore.TimeIndex {
-			return true, usagef("--kind timeindex: %s is a log in the simple store/index layout, which has no time index", dir)
-		}
-		l, err := openSimple(dir)
-		if err != nil {
-			return true, err
-		}
-		for _, s := range l.Segments() {
-			if !o.onlySeg || s.Base == o.segment {
-				segs = append(segs, s)
-			}
-		}
-		if o.onlySeg && len(segs) == 0 {
-			return true, fmt.Errorf("no segment with base offset %d in %s", o.segment, dir)
-		}
-	}
+// dumpSimpleIndex is dump-index on segments of a simple log.
+func dumpSimpleIndex(e *env, o dumpIndexOptions, segs []logstore.SimpleSegment) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	var wrong int64
 	for i, s := range segs {
@@ -217,7 +184,7 @@ func dumpSimpleIndex(e *env, o dumpIndexOptions) (handled bool, err error) {
 		wrong += n
 		if err != nil {
 			out.Flush()
-			return true, err
+			return err
 		}
 	}
 	if !o.json && o.verify {
@@ -229,12 +196,12 @@ func dumpSimpleIndex(e *env, o dumpIndexOptions) (handled bool, err error) {
 		}
 	}
 	if err := out.Flush(); err != nil {
-		return true, err
+		return err
 	}
 	if o.verify && wrong > 0 {
-		return true, errProblemsFound
+		return errProblemsFound
 	}
-	return true, nil
+	return nil
 }
 
 // simpleIndexSummaryJSON is the summary line after a simple index's

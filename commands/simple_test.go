@@ -245,6 +245,50 @@ func TestSimpleReadIntoAppend(t *testing.T) {
 	}
 }
 
+// A seglog topic and a simple log checked in one run are reported in the
+// order given, each log's findings together, the simple log's after the
+// line saying what its layout allows to check.
+func TestVerifyCRCBothLayouts(t *testing.T) {
+	simple, _ := simpleFixture(t, "torn")
+	data := t.TempDir()
+	mustRun(t, data, "a\nb\n", "append", "orders", "--create")
+	index := filepath.Join(data, "orders", "0", "00000000000000000000.index")
+	if err := os.Remove(index); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"orders", simple}, {simple, "orders"}} {
+		r := runIn(t, data, nil, append([]string{"verify-crc", "--wide"}, args...)...)
+		if r.code != exitProblems {
+			t.Fatalf("%q: exit %d, want %d:\n%s%s", args, r.code, exitProblems, r.stdout, r.stderr)
+		}
+		var order []string // "seglog", "layout", "simple": each change of what the lines are about
+		for _, line := range strings.Split(r.stdout, "\n") {
+			what := ""
+			switch {
+			case line == simple+": "+simpleLayoutNote:
+				what = "layout"
+			case strings.Contains(line, index):
+				what = "seglog"
+			case strings.HasPrefix(line, "problem "+simple) || strings.HasPrefix(line, "note    "+simple):
+				what = "simple"
+			}
+			if what != "" && (len(order) == 0 || order[len(order)-1] != what) {
+				order = append(order, what)
+			}
+		}
+		want := []string{"seglog", "layout", "simple"}
+		if args[0] == simple {
+			want = []string{"layout", "simple", "seglog"}
+		}
+		if !slices.Equal(order, want) {
+			t.Errorf("%q: lines about %v, want %v:\n%s", args, order, want, r.stdout)
+		}
+		if !strings.Contains(r.stdout, "orders/0 ") || !strings.Contains(r.stdout, simple+" ") {
+			t.Errorf("%q: table lacks a log:\n%s", args, r.stdout)
+		}
+	}
+}
+
 func TestSimpleVerifyCRC(t *testing.T) {
 	want := map[string]int{"clean": 0, "padded-names": 0, "crashed": exitProblems, "crashed-first-run": exitProblems,
 		"crashed-reopened": exitProblems, "torn": exitProblems, "empty": 0, "empty-crashed": 0, "corrupt-length": exitProblems,

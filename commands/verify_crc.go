@@ -113,7 +113,10 @@ type verifyRun struct {
 // Missing partitions are listed as such; what cannot be opened goes to
 // run.
 func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, error) {
-	ct, err := resolve(e, arg, only, &run.probs)
+	ct, err := resolveLogs(e, arg, only, &run.probs)
+	if err == nil && ct.layout == logstore.LayoutSimple {
+		err = simplePartition(only, ct.dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +124,7 @@ func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, e
 	for _, c := range ct.parts {
 		vp := verifyPart{name: c.name, dir: c.dir, missing: c.missing, run: logstore.PartitionRange{First: c.number, Last: c.last}}
 		if !c.missing {
-			p, err := c.open()
+			l, err := c.openLog()
 			if err != nil {
 				run.probs = append(run.probs, err)
 				run.unchecked = append(run.unchecked, c.name)
@@ -129,7 +132,7 @@ func verifyGather(e *env, arg string, only int, run *verifyRun) ([]verifyPart, e
 			}
 			// Count is 0 for a partition directory given by path: the
 			// topic's partition count is unknown, so no key-routing hint.
-			vp.target = logstore.VerifyTarget{Partition: p, Number: c.number, Count: c.count}
+			vp.target = logstore.VerifyTarget{Log: l, Number: c.number, Count: c.count}
 		}
 		parts = append(parts, vp)
 	}
@@ -160,20 +163,9 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	}
 	var run verifyRun
 	var parts []verifyPart
-	var simpleDirs []string
 	for _, arg := range args {
-		dir, simple, err := simpleTarget(arg)
-		var ps []verifyPart
 		before := len(run.probs)
-		switch {
-		case err != nil:
-		case simple:
-			if err = simplePartition(o.partition, dir); err == nil {
-				simpleDirs = append(simpleDirs, dir)
-			}
-		default:
-			ps, err = verifyGather(e, arg, o.partition, &run)
-		}
+		ps, err := verifyGather(e, arg, o.partition, &run)
 		var ue *usageError
 		if errors.As(err, &ue) {
 			return err
@@ -181,7 +173,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 		if err != nil {
 			run.probs = append(run.probs, err)
 		}
-		if err != nil || len(ps) == 0 && !simple && len(run.probs) > before {
+		if err != nil || len(ps) == 0 && len(run.probs) > before {
 			// A topic without the partitions asked for goes to probs
 			// whole, without parts.
 			run.unchecked = append(run.unchecked, arg)
@@ -203,27 +195,13 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 		targets = append(targets, p.target)
 		index = append(index, i)
 	}
-	reports, verr := logstore.Verify(targets, logstore.VerifyOptions{Jobs: o.jobs, Finding: out.finding, Progress: bar.update})
+	reports, verr := logstore.Verify(targets, logstore.VerifyOptions{Jobs: o.jobs, Finding: out.finding, Progress: bar.update, Start: out.start})
 	bar.finish()
 	for i, r := range reports {
 		parts[index[i]].report = r
 	}
 	if verr != nil && !out.checked(verr) {
 		return verr // stdout failed: nothing more can be said there
-	}
-	for _, dir := range simpleDirs {
-		vp, err := verifySimple(out, dir)
-		if err != nil && !out.checked(err) {
-			return err
-		}
-		if err != nil {
-			run.probs = append(run.probs, err)
-			if vp.report.Segments == 0 { // it could not be opened
-				run.unchecked = append(run.unchecked, dir)
-				continue
-			}
-		}
-		parts = append(parts, vp)
 	}
 	if err := out.summary(parts, run.unchecked, verr == nil && len(run.probs) == 0, e.quiet); err != nil {
 		return err
@@ -257,6 +235,33 @@ type verifyPrinter struct {
 // output.
 func (p *verifyPrinter) checked(err error) bool {
 	return p.writeErr == nil || !errors.Is(err, p.writeErr)
+}
+
+// start says, before a log's findings, what its layout's check cannot
+// cover.
+func (p *verifyPrinter) start(l logstore.Log) error {
+	limits := l.Layout().CheckLimits()
+	if limits == "" {
+		return nil
+	}
+	var line []byte
+	if p.json {
+		line = appendJSONValue([]byte(`{"type":"layout","partition":`), l.Name())
+		line = append(line, `,"layout":`...)
+		line = appendJSONValue(line, layoutName(l.Layout()))
+		line = append(line, `,"checksums":`...)
+		line = strconv.AppendBool(line, !l.Layout().ValuesOnly())
+		line = append(line, `,"note":`...)
+		line = append(appendJSONValue(line, layoutNote(l.Layout())), "}\n"...)
+	} else {
+		line = fmt.Appendf(nil, "%s: %s\n", l.Name(), layoutNote(l.Layout()))
+	}
+	p.bar.clear()
+	if _, err := p.w.Write(line); err != nil {
+		p.writeErr = err
+		return err
+	}
+	return nil
 }
 
 // verifyFindingJSON is a finding as --json prints it.

@@ -12,9 +12,10 @@
 // part-way or model a power cut. logstore imports format and its internal
 // packages only; commands and the Kafka bridge import logstore.
 //
-// Log is what a reader of any layout seglog reads needs (log.go): a
-// seglog partition and a log in the simple store/index layout, which
-// seglog only reads, both satisfy it.
+// Log is what a reader or checker of any layout seglog reads needs
+// (log.go: extent, records, stats, verify): a seglog partition and a log
+// in the simple store/index layout, which seglog only reads, both satisfy
+// it, and Verify checks any mix of them.
 //
 // Locks are flock(2) on directories (docs/format.md §1 and §5), which is
 // only reliable on local filesystems.

@@ -443,6 +443,6 @@ func FuzzStreamManifest(f *testing.F) {
 // verifyOne checks p alone (no key-routing hint), as verify-crc does a
 // partition.
 func verifyOne(p *Partition, opts VerifyOptions) (VerifyReport, error) {
-	reports, err := Verify([]VerifyTarget{{Partition: p}}, opts)
+	reports, err := Verify([]VerifyTarget{{Log: p}}, opts)
 	return reports[0], err
 }

@@ -134,7 +134,7 @@ func FuzzScanSegment(f *testing.F) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				reps, err := Verify([]VerifyTarget{{Partition: p}}, VerifyOptions{Jobs: 2, Finding: func(f Finding) error {
+				reps, err := Verify([]VerifyTarget{{Log: p}}, VerifyOptions{Jobs: 2, Finding: func(f Finding) error {
 					findings = append(findings, f)
 					return nil
 				}})

@@ -39,6 +39,15 @@ func (l Layout) String() string {
 // time or to check a payload with.
 func (l Layout) ValuesOnly() bool { return l == LayoutSimple }
 
+// CheckLimits says what a check of the layout cannot cover, for a line
+// before its findings; "" when it covers everything.
+func (l Layout) CheckLimits() string {
+	if l == LayoutSimple {
+		return "no checksums, payload integrity cannot be checked; framing and index checked"
+	}
+	return ""
+}
+
 // ErrMixedLayout means a directory holds both seglog segments and simple
 // store files, so it is not safe to guess which to read.
 var ErrMixedLayout = errors.New("directory holds both seglog segments and simple store/index files")

@@ -5,11 +5,10 @@ import "github.com/seglog/seglog/format"
 // Log is a log in any layout seglog reads, open for reading: a seglog
 // partition (*Partition, a lone segment file too) or a directory in the
 // simple store/index layout (*SimpleLog). It holds what read, tail and
-// describe ask of every layout. Checking is not part of it: each layout
-// has its own findings (Verify, SimpleLog.Verify). Nor is what
-// only seglog's records allow (time lookup, following, groups), which
-// callers reach through *Partition: Layout().ValuesOnly() says when the
-// records carry nothing but a value.
+// describe and verify-crc ask of every layout. What only seglog's records
+// allow (time lookup, following, groups) is not part of it: callers reach
+// it through *Partition, and Layout().ValuesOnly() says when the records
+// carry nothing but a value.
 type Log interface {
 	// Name names the log in messages.
 	Name() string
@@ -22,6 +21,14 @@ type Log interface {
 	Stats() (PartitionStats, error)
 	// Records returns an iterator over the records with offsets >= from.
 	Records(from uint64) (RecordIterator, error)
+	// Verify checks every record, segment and index of the log, as far as
+	// its layout allows (Layout().CheckLimits), reporting each finding
+	// through opts.Finding in file order. number and count place the log
+	// in its topic, for checks that depend on it (count <= 1: none). The
+	// error is an I/O error that cut the check short (the report is then
+	// not Complete) or the one opts.Finding returned. The package's Verify
+	// checks many logs at once.
+	Verify(number, count int, opts VerifyOptions) (VerifyReport, error)
 	// Close releases what the log holds open.
 	Close() error
 }
@@ -61,6 +68,12 @@ var (
 
 // Layout is LayoutSeglog.
 func (p *Partition) Layout() Layout { return LayoutSeglog }
+
+// Verify is the package's Verify of this partition alone.
+func (p *Partition) Verify(number, count int, opts VerifyOptions) (VerifyReport, error) {
+	reports, err := Verify([]VerifyTarget{{Log: p, Number: number, Count: count}}, opts)
+	return reports[0], err
+}
 
 // Records is Read, as a RecordIterator.
 func (p *Partition) Records(from uint64) (RecordIterator, error) {

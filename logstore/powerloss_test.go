@@ -573,7 +573,7 @@ func (r *plRun) checkImage(dir string, v plVariant) error {
 		return err
 	}
 	var bad []string
-	if _, err := Verify([]VerifyTarget{{Partition: p}}, VerifyOptions{Jobs: 1, Finding: func(f Finding) error {
+	if _, err := Verify([]VerifyTarget{{Log: p}}, VerifyOptions{Jobs: 1, Finding: func(f Finding) error {
 		if f.Severity == SeverityProblem && !(f.Kind == FindingGap && uint64(f.Offset) < r.lossyBelow) {
 			bad = append(bad, fmt.Sprintf("%s at byte %d of %s (offset %d): %s", f.Kind, f.Pos, filepath.Base(f.Path), f.Offset, f.Reason))
 		}

@@ -43,7 +43,7 @@ func recVerifyClean(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	var finds []Finding
-	reps, err := Verify([]VerifyTarget{{Partition: p}}, VerifyOptions{Jobs: 1, Finding: func(f Finding) error {
+	reps, err := Verify([]VerifyTarget{{Log: p}}, VerifyOptions{Jobs: 1, Finding: func(f Finding) error {
 		finds = append(finds, f)
 		return nil
 	}})

@@ -243,14 +243,14 @@ func TestSimpleFixturesVerifyAndStats(t *testing.T) {
 			}
 			got := map[FindingKind]int{}
 			var notes []Finding
-			r, err := l.Verify(name, func(f Finding) error {
+			r, err := l.Verify(0, 1, VerifyOptions{Finding: func(f Finding) error {
 				if f.Severity == SeverityProblem {
 					got[f.Kind]++
 				} else {
 					notes = append(notes, f)
 				}
 				return nil
-			})
+			}})
 			if err != nil || !r.Complete {
 				t.Fatal(err)
 			}
@@ -385,7 +385,7 @@ func TestOpenSimpleLogNames(t *testing.T) {
 		t.Fatalf("orphans %v", o)
 	}
 	var kinds []FindingKind
-	if _, err := l.Verify("x", func(f Finding) error { kinds = append(kinds, f.Kind); return nil }); err != nil {
+	if _, err := l.Verify(0, 1, VerifyOptions{Finding: func(f Finding) error { kinds = append(kinds, f.Kind); return nil }}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(kinds, FindingOrphanIndex) {

@@ -293,9 +293,16 @@ func (c *SimpleSegmentCheck) classify(sc *simpleCursor, i int64, e format.Simple
 // record from each store's first byte, that segments follow on from each
 // other, the tail of the last store, and every index entry (see
 // CheckSimpleSegment). There are no checksums: payload integrity cannot be
-// checked. Findings go to finding, with name as their partition.
-func (l *SimpleLog) Verify(name string, finding func(Finding) error) (VerifyReport, error) {
+// checked. Findings go to opts.Finding, with the log's name as their
+// partition. A simple log is a partition of its own: no key routing to
+// check, so number and count do not matter, nor does opts.Jobs.
+func (l *SimpleLog) Verify(number, count int, opts VerifyOptions) (VerifyReport, error) {
+	name := l.Name()
 	r := VerifyReport{Name: name, Dir: l.dir, Segments: len(l.segs)}
+	finding := opts.Finding
+	if finding == nil {
+		finding = func(Finding) error { return nil }
+	}
 	add := func(sev Severity, kind FindingKind, path string, pos, offset int64, reason string) error {
 		if sev == SeverityProblem {
 			r.Problems++

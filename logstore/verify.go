@@ -30,10 +30,11 @@ type Finding struct {
 	Cause error
 }
 
-// VerifyTarget is a partition to verify. Number and Count place it in its
-// topic, for the key-routing hint; Count <= 1 turns the hint off.
+// VerifyTarget is a log to verify, in any layout. Number and Count place
+// it in its topic, for the key-routing hint; Count <= 1 turns the hint
+// off.
 type VerifyTarget struct {
-	Partition     *Partition
+	Log           Log
 	Number, Count int
 }
 
@@ -51,6 +52,11 @@ type VerifyOptions struct {
 	// partitions' .log files have been checked, out of total. It is called
 	// on the goroutine that called Verify.
 	Progress func(done, total int64)
+	// Start, if set, is called before each log's findings, on the
+	// goroutine that called Verify: where a layout's check has limits
+	// (Layout.CheckLimits), output says so first. An error it returns
+	// stops the check and is returned.
+	Start func(Log) error
 }
 
 // VerifyReport sums up the check of one partition.
@@ -68,7 +74,8 @@ type VerifyReport struct {
 }
 
 // Verify checks every record of every segment of the targets, and their
-// indexes, segment boundaries and tails, without taking any lock
+// indexes, segment boundaries and tails, as each target's Log.Verify
+// does, without taking any lock
 // (docs/format.md §5: it reads /proc/locks to tell a live writer). It reports every
 // finding through opts.Finding and returns a report per target. The error
 // is an I/O error that kept part of the data from being checked (the
@@ -80,7 +87,8 @@ type VerifyReport struct {
 // starts, with the offset it starts with), else the segment is scanned
 // again whole from byte 0. So the index is never trusted: every record is
 // checked from the segment's first byte on. Memory stays constant
-// whatever the data's size.
+// whatever the data's size. The seglog partitions share the workers; a
+// log in another layout is checked by its own Verify at its turn.
 func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) {
 	reports := make([]VerifyReport, len(targets))
 	var jobs []verifyJob
@@ -91,9 +99,12 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 		workers = runtime.NumCPU()
 	}
 	for ti, t := range targets {
-		p := t.Partition
-		reports[ti] = VerifyReport{Name: p.name, Dir: p.dir, Segments: len(p.segs), Complete: true}
 		firstJob[ti] = len(jobs)
+		p, ok := t.Log.(*Partition)
+		if !ok {
+			continue
+		}
+		reports[ti] = VerifyReport{Name: p.name, Dir: p.dir, Segments: len(p.segs), Complete: true}
 		for si, seg := range p.segs {
 			var size int64
 			if fi, err := os.Stat(seg.path(format.LogExt)); err == nil {
@@ -173,7 +184,28 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 	}
 	var errs []error
 	for ti, t := range targets {
-		pe := verifyPartitionEmitter{p: t.Partition, sh: sh, report: &reports[ti], emit: emit}
+		if opts.Start != nil {
+			if err := opts.Start(t.Log); err != nil {
+				return reports, err
+			}
+		}
+		p, ok := t.Log.(*Partition)
+		if !ok {
+			var emitErr error
+			var err error
+			reports[ti], err = t.Log.Verify(t.Number, t.Count, VerifyOptions{Finding: func(f Finding) error {
+				emitErr = emit(f)
+				return emitErr
+			}})
+			if emitErr != nil {
+				return reports, emitErr
+			}
+			if err != nil {
+				errs = append(errs, err) // an I/O error: the others are checked still
+			}
+			continue
+		}
+		pe := verifyPartitionEmitter{p: p, sh: sh, report: &reports[ti], emit: emit}
 		if err := pe.start(); err != nil {
 			return reports, err
 		}

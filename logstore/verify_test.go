@@ -460,7 +460,7 @@ func TestVerifyKeyRouting(t *testing.T) {
 	}
 	for _, count := range []int{1, 2} {
 		var got []logstore.Finding
-		_, err := logstore.Verify([]logstore.VerifyTarget{{Partition: p, Number: 0, Count: count}}, logstore.VerifyOptions{
+		_, err := logstore.Verify([]logstore.VerifyTarget{{Log: p, Number: 0, Count: count}}, logstore.VerifyOptions{
 			Finding: func(f logstore.Finding) error { got = append(got, f); return nil }})
 		if err != nil {
 			t.Fatal(err)
@@ -594,7 +594,7 @@ func TestVerifyJobsSameResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		targets = append(targets, logstore.VerifyTarget{Partition: p, Number: n, Count: 3})
+		targets = append(targets, logstore.VerifyTarget{Log: p, Number: n, Count: 3})
 	}
 	run := func(jobs int) string {
 		var b strings.Builder
@@ -823,7 +823,7 @@ func TestVerifyPiecesSameResult(t *testing.T) {
 			}
 			run := func(jobs int) string {
 				var sb strings.Builder
-				reports, err := logstore.Verify([]logstore.VerifyTarget{{Partition: p, Number: 0, Count: 2}},
+				reports, err := logstore.Verify([]logstore.VerifyTarget{{Log: p, Number: 0, Count: 2}},
 					logstore.VerifyOptions{Jobs: jobs, Finding: func(f logstore.Finding) error {
 						fmt.Fprintf(&sb, "%s | %s\n", vfLine(f), f.Reason)
 						return nil
