@@ -23,6 +23,7 @@ type env struct {
 	stdout, stderr io.Writer
 	dataDir        string
 	quiet          bool
+	wide           bool // --wide, of the commands that print tables: tables whole, however wide
 	noProgress     bool
 	progressAfter  time.Duration // how long a job runs before its bar shows
 }
@@ -50,6 +51,7 @@ func envFrom(c *cli.Context) *env {
 		stderr:        c.App.ErrWriter,
 		dataDir:       c.String("data-dir"),
 		quiet:         c.Bool("quiet"),
+		wide:          c.Bool("wide"),
 		noProgress:    c.Bool("no-progress"),
 		progressAfter: progressAfter,
 	}

@@ -55,6 +55,7 @@ func copyPartitionCommand() *cli.Command {
 			"  seglog copy-partition orders 0 --to ./backup/data --force --throttle 50M\n" +
 			"  seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0",
 		Flags: []cli.Flag{
+			wideFlag(),
 			&cli.StringFlag{Name: "to", Usage: "the destination data `DIR`, or - for a tar stream on stdout"},
 			&cli.StringFlag{Name: "to-topic", Usage: "the destination `TOPIC`", DefaultText: "the source topic"},
 			&cli.IntFlag{Name: "to-partition", Value: -1, Usage: "the destination partition `Q`", DefaultText: "the source partition"},

@@ -74,16 +74,25 @@ func writeCopySummary(e *env, w io.Writer, rep logstore.CopyReport, asJSON bool)
 	if rep.Next > rep.Start {
 		offsets = fmt.Sprintf("%d..%d", rep.Start, rep.Next-1)
 	}
-	if err := renderTable(w,
-		[]string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
-		"SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
+	if err := copySummaryTable.render(w,
 		[][]string{{rep.From, to, strconv.Itoa(rep.Segments), strconv.FormatUint(rep.Records, 10), offsets,
 			humanSize(total), strconv.Itoa(rep.IndexesRebuilt), rep.Duration.Round(time.Millisecond).String(),
-			humanSize(rate) + "/s"}}); err != nil || !rep.Replaced {
+			humanSize(rate) + "/s"}}, e.wide); err != nil || !rep.Replaced {
 		return err
 	}
 	_, err := fmt.Fprintln(w, keptCopied(rep))
 	return err
+}
+
+// copySummaryTable is a copy's summary: in 80 columns, the count of
+// indexes rebuilt, the time, the segments and the offsets go before the
+// paths are cut in the middle.
+var copySummaryTable = tableLayout{
+	header:    []string{"FROM", "TO", "SEGMENTS", "RECORDS", "OFFSETS", "BYTES", "INDEXES REBUILT", "TIME", "THROUGHPUT"},
+	numeric:   "SEGMENTS RECORDS BYTES INDEXES REBUILT TIME THROUGHPUT",
+	drop:      []string{"INDEXES REBUILT", "TIME", "SEGMENTS", "OFFSETS"},
+	dropFirst: true,
+	shorten:   []string{"FROM", "TO"},
 }
 
 // keptCopied says what a forced copy kept of the partition it replaced

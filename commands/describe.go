@@ -432,22 +432,28 @@ func runDescribeGroups(e *env, o describeOptions) error {
 		}
 	}
 	for i, g := range groups {
-		if err := writeGroupTable(e.stdout, g, i > 0, e.quiet); err != nil {
+		if err := writeGroupTable(e.stdout, g, i > 0, e.quiet, e.wide); err != nil {
 			return err
 		}
 	}
 	return probs.err()
 }
 
-// Columns of describe --groups' table, and which of them hold numbers.
-var groupsHeader = []string{"TOPIC", "PARTITION", "COMMITTED", "NEXT", "LAG", "UPDATED", "NOTE"}
-
-const groupsNumeric = "PARTITION COMMITTED NEXT LAG"
+// groupPositionsTable is describe --groups' table: in 80 columns, the
+// notes go under it.
+var groupPositionsTable = tableLayout{
+	header:  []string{"TOPIC", "PARTITION", "COMMITTED", "NEXT", "LAG", "UPDATED", "NOTE"},
+	numeric: "PARTITION COMMITTED NEXT LAG",
+	below:   []string{"NOTE"},
+	keyCols: 2,
+	drop:    []string{"NEXT"},
+	shorten: []string{"TOPIC"},
+}
 
 // writeGroupTable prints a group's title line and table; after another
 // table, a blank line first. quiet drops the note of a group without
 // positions.
-func writeGroupTable(w io.Writer, g *groupInfo, blank, quiet bool) error {
+func writeGroupTable(w io.Writer, g *groupInfo, blank, quiet, wide bool) error {
 	var b bytes.Buffer
 	if blank {
 		b.WriteByte('\n')
@@ -484,7 +490,7 @@ func writeGroupTable(w io.Writer, g *groupInfo, blank, quiet bool) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := renderTable(&b, groupsHeader, groupsNumeric, rows); err != nil {
+	if err := groupPositionsTable.render(&b, rows, wide); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())

@@ -664,7 +664,18 @@ func TestDescribeGroups(t *testing.T) {
 	g.Close()
 	before := snapshot(t, dir)
 
+	// In 80 columns the notes are under each table, whole.
 	r := mustRun(t, dir, "", "describe", "--groups")
+	if want := fmt.Sprintf("\nt/0: below the start %d: removed by retention unread\n", start); !strings.Contains(r.stdout, want) {
+		t.Errorf("describe --groups lacks %q:\n%s", want, r.stdout)
+	}
+	for line := range strings.SplitSeq(r.stdout, "\n") {
+		if strings.HasPrefix(line, "|") && len(line) > 80 {
+			t.Errorf("table wider than 80 columns: %q", line)
+		}
+	}
+
+	r = mustRun(t, dir, "", "describe", "--groups", "--wide")
 	lines := strings.Split(r.stdout, "\n")
 	wantRows := []string{
 		`^group audit \(.*[/\\]\.groups[/\\]audit\)$`,

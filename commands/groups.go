@@ -38,7 +38,7 @@ func groupsCommand() *cli.Command {
 			"  seglog groups describe billing\n" +
 			"  seglog groups reset billing --to-datetime 2h --dry-run\n" +
 			"  seglog groups delete billing",
-		Flags: []cli.Flag{jsonFlag("print the list as JSON")},
+		Flags: []cli.Flag{jsonFlag("print the list as JSON"), wideFlag()},
 		// Its own exit statuses, which setupHelp gives only commands
 		// without subcommands.
 		CustomHelpTemplate: cli.SubcommandHelpTemplate + exitHelp("groups"),
@@ -195,7 +195,7 @@ func runGroupsList(e *env, asJSON bool) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := renderTable(e.stdout, []string{"GROUP", "TOPICS", "LAST-COMMIT", "LAG"}, "LAG", rows); err != nil {
+	if err := groupsListTable.render(e.stdout, rows, e.wide); err != nil {
 		return err
 	}
 	return probs.err()
@@ -256,7 +256,7 @@ func groupsDescribeCommand() *cli.Command {
 			"Examples:\n" +
 			"  seglog groups describe billing\n" +
 			"  seglog groups describe billing --json",
-		Flags: []cli.Flag{jsonFlag("print the positions as JSON")},
+		Flags: []cli.Flag{jsonFlag("print the positions as JSON"), wideFlag()},
 		Action: func(c *cli.Context) error {
 			names, err := groupNameArgs(c, false)
 			if err != nil {
@@ -306,8 +306,7 @@ func runGroupsDescribe(e *env, name string, asJSON bool) error {
 		}
 		table = append(table, row)
 	}
-	if err := renderTable(e.stdout, []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-START", "LOG-END", "LAG", "NOTE"},
-		"PARTITION CURRENT-OFFSET LOG-START LOG-END LAG", table); err != nil {
+	if err := groupDescribeTable.render(e.stdout, table, e.wide); err != nil {
 		return err
 	}
 	return probs.err()
@@ -444,6 +443,7 @@ func groupsResetCommand() *cli.Command {
 			"  seglog groups reset billing --topic orders --to-datetime 2026-01-02T15:00:00Z\n" +
 			"  seglog groups reset billing --topic orders --shift-by -100",
 		Flags: append([]cli.Flag{
+			wideFlag(),
 			&cli.StringFlag{Name: "topic", Usage: "reset in topic `T` only", DefaultText: "every topic the group committed"},
 			&cli.IntFlag{Name: "partition", Value: -1, Usage: "with --topic: reset partition `P` only", DefaultText: "all"},
 			&cli.BoolFlag{Name: "to-earliest", Usage: "to each partition's first offset"},
@@ -539,10 +539,29 @@ func parseGroupsReset(c *cli.Context, now time.Time) (groupsResetOptions, error)
 	return o, err
 }
 
-// Columns of the reset plan, and which of them hold numbers.
-var resetHeader = []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "LOG-START", "LOG-END", "NOTE"}
-
-const resetNumeric = "PARTITION CURRENT-OFFSET NEW-OFFSET LOG-START LOG-END"
+// The tables of groups, groups describe and groups reset's plan: in 80
+// columns, names are cut and notes go under them.
+var (
+	groupsListTable = tableLayout{
+		header:  []string{"GROUP", "TOPICS", "LAST-COMMIT", "LAG"},
+		numeric: "LAG",
+		shorten: []string{"GROUP", "TOPICS"},
+	}
+	groupDescribeTable = tableLayout{
+		header:  []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-START", "LOG-END", "LAG", "NOTE"},
+		numeric: "PARTITION CURRENT-OFFSET LOG-START LOG-END LAG",
+		below:   []string{"NOTE"},
+		keyCols: 2,
+		shorten: []string{"TOPIC"},
+	}
+	resetTable = tableLayout{
+		header:  []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET", "LOG-START", "LOG-END", "NOTE"},
+		numeric: "PARTITION CURRENT-OFFSET NEW-OFFSET LOG-START LOG-END",
+		below:   []string{"NOTE"},
+		keyCols: 2,
+		shorten: []string{"TOPIC"},
+	}
+)
 
 func runGroupsReset(e *env, o groupsResetOptions) error {
 	store := logstore.Open(e.dataDir)
@@ -570,7 +589,7 @@ func runGroupsReset(e *env, o groupsResetOptions) error {
 			}
 			rows = append(rows, row)
 		}
-		if err := renderTable(e.stdout, resetHeader, resetNumeric, rows); err != nil {
+		if err := resetTable.render(e.stdout, rows, e.wide); err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,7 @@ func importPartitionCommand() *cli.Command {
 			"  seglog copy-partition orders 0 --to - | seglog -d ./restore import-partition orders 0\n" +
 			"  seglog import-partition orders 3 --force < orders-0.tar",
 		Flags: []cli.Flag{
+			wideFlag(),
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing partition"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.BoolFlag{Name: "wait", Usage: "wait for locks other processes hold, without limit"},

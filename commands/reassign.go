@@ -63,6 +63,7 @@ func reassignCommand() *cli.Command {
 			"  seglog reassign --plan moves.json --verify --json | jq -r '.moves[].result'\n" +
 			"  seglog reassign --plan moves.json --verify --remove-source",
 		Flags: []cli.Flag{
+			wideFlag(),
 			&cli.StringFlag{Name: "plan", Usage: "the plan, a JSON `FILE`"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print what --execute would do, change nothing"},
 			&cli.BoolFlag{Name: "execute", Usage: "copy each move's partition to its destination"},
@@ -596,7 +597,9 @@ func (r *reassignRun) summary() error {
 	if r.mode == "execute" {
 		header = append(header, "KEPT", "COPIED")
 	}
-	return renderTable(w, header, "MOVE SIZE RECORDS KEPT COPIED", rows)
+	// In 80 columns, the record count and size go before the paths are cut.
+	return tableLayout{header: header, numeric: "MOVE SIZE RECORDS KEPT COPIED", drop: []string{"RECORDS", "SIZE"}, dropFirst: true,
+		shorten: []string{"FROM", "TO"}, wrap: []string{"RESULT"}}.render(w, rows, r.e.wide)
 }
 
 // resultText is a move's result in the table: with what differs, and

@@ -67,6 +67,7 @@ func recoverCommand() *cli.Command {
 			"  seglog recover orders\n" +
 			"  seglog recover orders --partition 2 --salvage --json",
 		Flags: []cli.Flag{
+			wideFlag(),
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "recover only partition `P`", DefaultText: "all"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the exact plan and change nothing"},
 			&cli.BoolFlag{Name: "salvage", Usage: "split segments around corrupt records to rescue the valid records after them"},
@@ -300,10 +301,13 @@ func writeLeftoverLine(w io.Writer, l logstore.RecoverLeftover, dryRun bool, e *
 	fmt.Fprintf(w, "%s %s (%s)\n", verb, relPath(e.dataDir, l.Path), l.What)
 }
 
-// Columns of recover's table, and which of them hold numbers.
-var recoverHeader = []string{"SEGMENT", "RECORDS", "VALID BYTES", "BYTES CUT", "SAVED TO", "INDEX", "NOTE"}
-
-const recoverNumeric = "RECORDS VALID BYTES BYTES CUT"
+// recoverTable is recover's table per partition: in 80 columns, where
+// cut bytes were saved and the notes go under it.
+var recoverTable = tableLayout{
+	header:  []string{"SEGMENT", "RECORDS", "VALID BYTES", "BYTES CUT", "SAVED TO", "INDEX", "NOTE"},
+	numeric: "RECORDS VALID BYTES BYTES CUT",
+	below:   []string{"NOTE", "SAVED TO"},
+}
 
 // writeRecoverTable prints a partition's title line, its table, and lines
 // for the leftovers removed and the gaps recorded. With --quiet, the
@@ -346,7 +350,7 @@ func writeRecoverTable(w io.Writer, rep logstore.RecoverReport, e *env) error {
 			cut, saved, indexCell(sr), segmentNote(sr)})
 	}
 	if len(rows) > 0 {
-		if err := renderTable(w, recoverHeader, recoverNumeric, rows); err != nil {
+		if err := recoverTable.render(w, rows, e.wide); err != nil {
 			return err
 		}
 	}

@@ -127,7 +127,26 @@ func rcFlip(t *testing.T, dir, topic string, p int, pos int64) {
 func TestRecoverTornTailTable(t *testing.T) {
 	dir := rcFixture(t, 1)
 	rcTear(t, dir, "t", 0, 5) // three records of 29 bytes: c is torn
-	r := mustRun(t, dir, "", "recover", "t")
+	before := snapshot(t, dir)
+	r := mustRun(t, dir, "", "recover", "t", "--dry-run")
+	sameSnapshot(t, before, snapshot(t, dir))
+	// In 80 columns, the note and where the cut bytes go are under the
+	// table, each whole.
+	for _, want := range []string{
+		"| SEGMENT                  | RECORDS | VALID BYTES | BYTES CUT | INDEX   |\n",
+		"| 00000000000000000000.log |       2 |          58 |        24 | trimmed |\n",
+		"+\n00000000000000000000.log: incomplete record cut at byte 58; saved to: .quarantine/t/0/\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for line := range strings.SplitSeq(r.stdout, "\n") {
+		if strings.HasPrefix(line, "|") && len(line) > 80 {
+			t.Errorf("table wider than 80 columns: %q", line)
+		}
+	}
+	r = mustRun(t, dir, "", "recover", "t", "--wide")
 	for _, want := range []string{
 		"partition t/0 (" + filepath.Join(dir, "t", "0") + "): recovered, next offset 2\n",
 		"| SEGMENT                  | RECORDS | VALID BYTES | BYTES CUT | SAVED TO",
@@ -208,7 +227,7 @@ func TestRecoverCorruptExitCodes(t *testing.T) {
 	}
 	wantOneErrorLine(t, r.stderr, "t/0: corrupt record at byte 29 of ", "(expected offset 1): crc mismatch",
 		"left in place", "seglog recover t --partition 0 --salvage")
-	if !strings.Contains(r.stdout, "1 problem left") || !strings.Contains(r.stdout, "| left  | corrupt record at byte 29 (offset 1): crc mismatch; left in place |") {
+	if !strings.Contains(r.stdout, "1 problem left") || !strings.Contains(r.stdout, "\n00000000000000000000.log: corrupt record at byte 29 (offset 1): crc mismatch; left in place\n") {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 	sameSnapshot(t, before, snapshot(t, pdir))
@@ -355,7 +374,7 @@ func TestRecoverDryRunChangesNothing(t *testing.T) {
 	os.WriteFile(filepath.Join(pdir, "00000000000000000009.timeindex"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "t", ".settings.tmp"), nil, 0o644)
 	before := snapshot(t, dir)
-	r := mustRun(t, dir, "", "recover", "--dry-run", "--salvage")
+	r := mustRun(t, dir, "", "recover", "--dry-run", "--salvage", "--wide")
 	sameSnapshot(t, before, snapshot(t, dir))
 	for _, want := range []string{
 		"would remove t/.settings.tmp (temporary file of an interrupted operation)\n",

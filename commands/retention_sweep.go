@@ -71,6 +71,7 @@ func retentionSweepCommand() *cli.Command {
 			"  seglog retention-sweep app-logs --retention 7d --override-topic-settings\n" +
 			"  seglog retention-sweep orders --retention-bytes 10GiB --json",
 		Flags: []cli.Flag{
+			wideFlag(),
 			&cli.StringFlag{Name: "retention", Usage: "delete segments whose newest record is older than `DURATION`, in topics without a retention of their own", DefaultText: "none"},
 			&cli.StringFlag{Name: "retention-bytes", Usage: "delete the oldest segments while the partition keeps at least `SIZE` without them, in topics without a retention_bytes of their own", DefaultText: "none"},
 			&cli.BoolFlag{Name: "override-topic-settings", Usage: "apply --retention and --retention-bytes over the topics' own settings too"},
@@ -140,11 +141,12 @@ type sweepRun struct {
 	skipped []skippedTarget
 	probs   problems // runtime errors: exit 1
 	times   timeFormatter
+	wide    bool // tables whole
 }
 
 func runSweep(e *env, o sweepOptions) error {
 	store := logstore.Open(e.dataDir)
-	run := &sweepRun{o: o}
+	run := &sweepRun{o: o, wide: e.wide}
 	every := len(o.topics) == 0
 	topics := o.topics
 	if every {
@@ -261,10 +263,14 @@ func (run *sweepRun) warnSegments(e *env, ts logstore.TopicSweep) {
 
 func (run *sweepRun) stamp(ns int64) string { return string(run.times.append(nil, ns)) }
 
-// Columns of the sweep's table, and which of them hold numbers.
-var sweepHeader = []string{"SEGMENT", "RECORDS", "BYTES", "NEWEST", "DECISION", "REASON"}
-
-const sweepNumeric = "RECORDS BYTES"
+// sweepTable is the sweep's table per partition: in 80 columns, the
+// reasons go under it.
+var sweepTable = tableLayout{
+	header:  []string{"SEGMENT", "RECORDS", "BYTES", "NEWEST", "DECISION", "REASON"},
+	numeric: "RECORDS BYTES",
+	below:   []string{"REASON"},
+	drop:    []string{"RECORDS", "NEWEST"},
+}
 
 // writeTopic prints a topic's rules, then a title line and a table for
 // each partition. quiet keeps only what changed or is wrong: the
@@ -307,7 +313,7 @@ func (run *sweepRun) writeTopic(w *bytes.Buffer, ts logstore.TopicSweep, quiet b
 			rows = append(rows, []string{ss.Name, strconv.FormatUint(ss.Records, 10), strconv.FormatInt(ss.Bytes, 10),
 				run.newestCell(ss), string(ss.Decision), run.reason(ts, p, ss)})
 		}
-		if err := renderTable(w, sweepHeader, sweepNumeric, rows); err != nil {
+		if err := sweepTable.render(w, rows, run.wide); err != nil {
 			return err
 		}
 	}

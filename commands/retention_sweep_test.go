@@ -134,14 +134,18 @@ func TestRetentionSweepTable(t *testing.T) {
 	want := `topic t: retention 1h from --retention (cutoff 2023-11-14T22:13:26.000000000Z)
 
 partition t/0 (DATA/t/0): deleted 2 of 4 segments (180 B), start offset 6, next offset 10
-+--------------------------+---------+-------+--------------------------------+----------+-------------------------------------------------------+
-| SEGMENT                  | RECORDS | BYTES | NEWEST                         | DECISION | REASON                                                |
-+--------------------------+---------+-------+--------------------------------+----------+-------------------------------------------------------+
-| 00000000000000000000.log |       3 |    90 | 2023-11-14T22:13:22.000000000Z | deleted  | older than 1h (cutoff 2023-11-14T22:13:26.000000000Z) |
-| 00000000000000000003.log |       3 |    90 | 2023-11-14T22:13:25.000000000Z | deleted  | older than 1h (cutoff 2023-11-14T22:13:26.000000000Z) |
-| 00000000000000000006.log |       3 |    90 | 2023-11-14T22:13:28.000000000Z | kept     | newer than the cutoff                                 |
-| 00000000000000000009.log |       1 |    30 | 2023-11-14T22:13:29.000000000Z | kept     | newer than the cutoff                                 |
-+--------------------------+---------+-------+--------------------------------+----------+-------------------------------------------------------+
++--------------------------+---------+-------+---------------------+----------+
+| SEGMENT                  | RECORDS | BYTES | NEWEST              | DECISION |
++--------------------------+---------+-------+---------------------+----------+
+| 00000000000000000000.log |       3 |    90 | 2023-11-14 22:13:22 | deleted  |
+| 00000000000000000003.log |       3 |    90 | 2023-11-14 22:13:25 | deleted  |
+| 00000000000000000006.log |       3 |    90 | 2023-11-14 22:13:28 | kept     |
+| 00000000000000000009.log |       1 |    30 | 2023-11-14 22:13:29 | kept     |
++--------------------------+---------+-------+---------------------+----------+
+00000000000000000000.log: older than 1h (cutoff 2023-11-14T22:13:26.000000000Z)
+00000000000000000003.log: older than 1h (cutoff 2023-11-14T22:13:26.000000000Z)
+00000000000000000006.log: newer than the cutoff
+00000000000000000009.log: newer than the cutoff
 
 total: deleted 2 segments (180 B) from 1 partition
 `
@@ -158,7 +162,7 @@ total: deleted 2 segments (180 B) from 1 partition
 	// Size, with the topic's stored retention (24 days) applying too.
 	dir = filepath.Join(t.TempDir(), "data")
 	rsFixture(t, dir, "t", 10, logstore.Settings{Retention: 24 * 24 * time.Hour})
-	r = mustRun(t, dir, "", "retention-sweep", "t", "--retention-bytes", "150", "--now", "2023-11-14T23:13:26Z")
+	r = mustRun(t, dir, "", "retention-sweep", "t", "--retention-bytes", "150", "--now", "2023-11-14T23:13:26Z", "--wide")
 	for _, want := range []string{
 		"topic t: retention 24d from the topic's setting (cutoff 2023-10-21T23:13:26.000000000Z), retention-bytes 150 B from --retention-bytes\n",
 		"| deleted  | size: partition 300 B, 210 B without it >= retention-bytes 150 B      |",
@@ -331,7 +335,7 @@ func TestRetentionSweepEveryTopic(t *testing.T) {
 // on stdout the rows of what goes and of what is wrong only.
 func TestRetentionSweepWarnings(t *testing.T) {
 	dir := rsNewTopic(t)
-	args := []string{"retention-sweep", "t", "--retention", "1s", "--now", "2023-11-14T22:13:25Z", "--dry-run"}
+	args := []string{"retention-sweep", "t", "--retention", "1s", "--now", "2023-11-14T22:13:25Z", "--dry-run", "--wide"}
 	r := mustRun(t, dir, "", args...)
 	if !strings.Contains(r.stdout, "| future timestamps | future timestamps: newest 2023-11-14T22:13:28.000000000Z is after now 2023-11-14T22:13:25.000000000Z |") {
 		t.Errorf("no future row:\n%s", r.stdout)
@@ -360,7 +364,7 @@ func TestRetentionSweepWarnings(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "t", "0", "00000000000000000003.timeindex")); err != nil {
 		t.Fatal(err)
 	}
-	r = mustRun(t, dir, "", "retention-sweep", "t", "--retention", "1h", "--now", "2100-01-01T00:00:00Z")
+	r = mustRun(t, dir, "", "retention-sweep", "t", "--retention", "1h", "--now", "2100-01-01T00:00:00Z", "--wide")
 	for _, want := range []string{
 		"| 00000000000000000000.log |       3 |    90 | 2023-11-14T22:13:22.000000000Z | deleted  | older than 1h",
 		"| 00000000000000000003.log |       3 |    90 | unknown                        | kept     | newest timestamp unknown: damaged at byte 30 of " + log + " (unexpected offset); run 'seglog verify-crc t' and 'seglog recover t' |",
@@ -380,7 +384,7 @@ func TestRetentionSweepWarnings(t *testing.T) {
 func TestRetentionSweepDryRun(t *testing.T) {
 	dir := rsNewTopic(t)
 	before := snapshot(t, dir)
-	r := mustRun(t, dir, "", "retention-sweep", "t", "--dry-run", "--retention", "1h", "--now", "2100-01-01T00:00:00Z")
+	r := mustRun(t, dir, "", "retention-sweep", "t", "--dry-run", "--retention", "1h", "--now", "2100-01-01T00:00:00Z", "--wide")
 	sameSnapshot(t, before, snapshot(t, dir))
 	for _, want := range []string{
 		"would delete 4 of 4 segments (300 B; dry run: nothing was changed), start offset 10, next offset 10",

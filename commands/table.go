@@ -55,17 +55,27 @@ const shortenedMin = 12
 // tableLayout is a table's columns and how it is fitted into tableWidth.
 // A table that fits is printed as it is. Else, step by step until it
 // fits: its timestamps lose their fraction (2024-05-01 12:00:00, still
-// UTC); the columns of drop are left out, first to last, while narrowing
-// the columns of shorten and wrap cannot make room; then the widest of
-// those is narrowed, and so on: the cells of shorten cut in the middle
-// ("a-long..name/3"), those of wrap (text) wrapped at spaces over several
-// lines. --wide, and JSON, print everything.
+// UTC); the columns of below (free text: notes, reasons, paths) leave the
+// table and are printed under it whole, one line per row that has any,
+// named by the row's first cell ("SEGMENT: text; saved to: path", the
+// columns after the first of below named), so nothing is
+// cut and grep still finds each; the columns of drop are left out, first
+// to last, while narrowing the columns of shorten and wrap cannot make
+// room; then the widest of those is narrowed, and so on: the cells of
+// shorten cut in the middle ("a-long..name/3"), those of wrap (text)
+// wrapped at spaces over several lines. --wide, and JSON, print
+// everything in the table.
 type tableLayout struct {
 	header  []string
 	numeric string   // the columns right-aligned
+	below   []string // moved under the table
+	keyCols int      // the leading columns that name a row under the table, joined by '/'; 0: the first
 	drop    []string // left out first to last
-	shorten []string
-	wrap    []string
+	// dropFirst: drop's columns go before any cell is cut (tables whose
+	// shortened cells would be paths or names people copy).
+	dropFirst bool
+	shorten   []string
+	wrap      []string
 }
 
 // wideFlag is --wide for the commands printing a tableLayout.
@@ -76,26 +86,46 @@ func wideFlag() cli.Flag {
 // render renders rows; wide: as they are.
 func (l tableLayout) render(w io.Writer, rows [][]string, wide bool) error {
 	header := l.header
+	var under []string
 	if !wide {
-		header, rows = l.fit(rows)
+		header, rows, under = l.fit(rows)
 	}
-	return renderTable(w, header, l.numeric, rows)
+	if err := renderTable(w, header, l.numeric, rows); err != nil {
+		return err
+	}
+	for _, line := range under {
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
+// fit fits rows into tableWidth, returning the lines to print under the
+// table.
+func (l tableLayout) fit(rows [][]string) ([]string, [][]string, []string) {
 	header := l.header
 	widths := columnWidths(header, rows)
 	if tableWidthOf(widths) <= tableWidth {
-		return header, rows
+		return header, rows, nil
 	}
 	for _, row := range rows {
 		for i, cell := range row {
 			row[i] = compactTime(cell)
 		}
 	}
-	// A column is left out only when narrowing the others cannot make room.
+	var under []string
+	if len(l.below) > 0 && tableWidthOf(columnWidths(header, rows)) > tableWidth {
+		header, under = l.moveBelow(header, rows)
+	}
+	// A column is left out only when narrowing the others cannot make room
+	// (with dropFirst, when the table is too wide as it is).
 	for _, name := range l.drop {
-		if tableWidthOf(l.narrowest(header, columnWidths(header, rows))) <= tableWidth {
+		widths := columnWidths(header, rows)
+		if !l.dropFirst {
+			widths = l.narrowest(header, widths)
+		}
+		if tableWidthOf(widths) <= tableWidth {
 			break
 		}
 		if i := slices.Index(header, name); i >= 0 {
@@ -105,29 +135,74 @@ func (l tableLayout) fit(rows [][]string) ([]string, [][]string) {
 			}
 		}
 	}
-	// The widest narrowable column first, each by what is still too much.
-	for {
-		widths = columnWidths(header, rows)
-		floor := l.narrowest(header, widths)
-		excess := tableWidthOf(widths) - tableWidth
+	// The widest narrowable column loses a character, then the widest
+	// again, until the table fits: long columns end up equally narrow.
+	widths = columnWidths(header, rows)
+	floor := l.narrowest(header, widths)
+	target := slices.Clone(widths)
+	for excess := tableWidthOf(target) - tableWidth; excess > 0; excess-- {
 		widest := -1
-		for i := range header {
-			if widths[i] > floor[i] && (widest < 0 || widths[i] > widths[widest]) {
+		for i := range target {
+			if target[i] > floor[i] && (widest < 0 || target[i] > target[widest]) {
 				widest = i
 			}
 		}
-		if excess <= 0 || widest < 0 {
-			return header, rows
+		if widest < 0 {
+			break
 		}
-		to := max(widths[widest]-excess, floor[widest])
+		target[widest]--
+	}
+	for i, name := range header {
+		if target[i] == widths[i] {
+			continue
+		}
 		narrow := shortenCell
-		if slices.Contains(l.wrap, header[widest]) {
+		if slices.Contains(l.wrap, name) {
 			narrow = wrapCell
 		}
 		for _, row := range rows {
-			row[widest] = narrow(row[widest], to)
+			row[i] = narrow(row[i], target[i])
 		}
 	}
+	return header, rows, under
+}
+
+// moveBelow takes the columns of below out of header and rows, and
+// returns the lines saying what they held.
+func (l tableLayout) moveBelow(header []string, rows [][]string) ([]string, []string) {
+	keys := max(l.keyCols, 1)
+	var under []string
+	for _, row := range rows {
+		var parts []string
+		for k, name := range l.below {
+			i := slices.Index(header, name)
+			if i < keys || row[i] == "" || row[i] == "-" {
+				continue
+			}
+			text := strings.ReplaceAll(row[i], "\n", " ")
+			if k > 0 {
+				text = strings.ToLower(name) + ": " + text
+			}
+			parts = append(parts, text)
+		}
+		if len(parts) > 0 {
+			under = append(under, strings.Join(row[:keys], "/")+": "+strings.Join(parts, "; "))
+		}
+	}
+	var kept []string
+	for i := len(header) - 1; i >= keys; i-- {
+		if slices.Contains(l.below, header[i]) {
+			for r := range rows {
+				rows[r] = slices.Delete(rows[r], i, i+1)
+			}
+		}
+	}
+	for i, name := range header {
+		if i < keys || !slices.Contains(l.below, name) {
+			kept = append(kept, name)
+		}
+	}
+	return kept, under
 }
 
 // narrowest is how narrow each column of widths can be made: a column of

@@ -2,6 +2,9 @@ package commands
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -55,6 +58,46 @@ func TestTableLayoutFit(t *testing.T) {
 	}
 }
 
+// Free text leaves a table too wide and is printed under it, whole, one
+// line per row that has any; dropFirst drops before cutting; two long
+// columns are cut to the same width.
+func TestTableLayoutBelow(t *testing.T) {
+	render := func(l tableLayout, rows [][]string) string {
+		var b bytes.Buffer
+		if err := l.render(&b, rows, false); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	notes := tableLayout{header: []string{"TOPIC", "P", "N", "NOTE", "PATH"}, below: []string{"NOTE", "PATH"}, keyCols: 2}
+	if got := render(notes, [][]string{{"t", "0", "1", "short", "-"}}); !strings.Contains(got, "| t     | 0 | 1 | short | -    |\n") || strings.Contains(got, "t/0:") {
+		t.Errorf("a table that fits was changed:\n%s", got)
+	}
+	note := strings.Repeat("a long note ", 8)
+	got := render(notes, [][]string{{"t", "0", "1", note, "/a/path"}, {"t", "1", "2", "-", "-"}, {"t", "2", "3", "-", "/b"}})
+	want := "| TOPIC | P | N |\n+-------+---+---+\n| t     | 0 | 1 |\n| t     | 1 | 2 |\n| t     | 2 | 3 |\n+-------+---+---+\n" +
+		"t/0: " + note + "; path: /a/path\nt/2: path: /b\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("got:\n%s\nwant it to end in:\n%s", got, want)
+	}
+
+	long := strings.Repeat("n", 70)
+	drop := tableLayout{header: []string{"NAME", "B"}, drop: []string{"B"}, dropFirst: true, shorten: []string{"NAME"}}
+	if got := render(drop, [][]string{{long, "bbbbbbbbbb"}}); !strings.Contains(got, "| "+long+" |\n") {
+		t.Errorf("dropFirst: B not dropped before the name was cut:\n%s", got)
+	}
+	drop.dropFirst = false
+	if got := render(drop, [][]string{{long, "bbbbbbbbbb"}}); !strings.Contains(got, "bbbbbbbbbb") || strings.Contains(got, long) {
+		t.Errorf("without dropFirst: the name is cut first:\n%s", got)
+	}
+
+	two := tableLayout{header: []string{"FROM", "TO"}, shorten: []string{"FROM", "TO"}}
+	got = render(two, [][]string{{strings.Repeat("f", 200), strings.Repeat("t", 90)}})
+	if line := strings.Split(got, "\n")[3]; utf8.RuneCountInString(line) != tableWidth || max(strings.Count(line, "f")-strings.Count(line, "t"), strings.Count(line, "t")-strings.Count(line, "f")) > 1 {
+		t.Errorf("two long columns not cut alike:\n%s", got)
+	}
+}
+
 func TestShortenCell(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -85,16 +128,15 @@ func TestTablesFit80Columns(t *testing.T) {
 	}
 	mustRun(t, dir, "a\nb\nc\n", "append", "t")
 	rcTear(t, dir, "t", 0, 3)
-	mustRun(t, dir, "", "recover", "t")
-	for _, args := range [][]string{
-		{"describe"},
-		{"describe", long, "--partition", "11"},
-		{"topics"},
-		{"verify-crc"},
-		{"verify-crc", dir + "/" + long},
-		{"quarantine", "list"},
-		{"dump-index", long, "--partition", "3"},
-	} {
+	group := "billing-" + strings.Repeat("reports-", 8) + "eu"
+	mustRun(t, dir, "", "read", long, "--group", group, "--count", "5")
+	plan := filepath.Join(t.TempDir(), "moves.json")
+	other := filepath.Join(t.TempDir(), "another-data-directory")
+	if err := os.WriteFile(plan, fmt.Appendf(nil, `{"version": 1, "moves": [{"topic": %q, "partition": 11, "from": %q, "to": %q}]}`, long, dir, other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fits := func(args ...string) {
+		t.Helper()
 		r := runIn(t, dir, nil, args...)
 		if r.code != 0 {
 			t.Fatalf("%q: exit %d: %s", args, r.code, r.stderr)
@@ -113,7 +155,30 @@ func TestTablesFit80Columns(t *testing.T) {
 			t.Errorf("%q: no table:\n%s", args, r.stdout)
 		}
 	}
-	for _, args := range [][]string{{"describe", long}, {"topics"}, {"verify-crc", long}, {"quarantine", "list"}} {
+	// Before recover repairs it: the plan, with a note and a path.
+	fits("recover", "t", "--dry-run")
+	mustRun(t, dir, "", "recover", "t")
+	for _, args := range [][]string{
+		{"describe"},
+		{"describe", long, "--partition", "11"},
+		{"topics"},
+		{"verify-crc"},
+		{"verify-crc", dir + "/" + long},
+		{"quarantine", "list"},
+		{"dump-index", long, "--partition", "3"},
+		{"retention-sweep", long, "--retention-bytes", "1", "--dry-run"},
+		{"groups"},
+		{"groups", "describe", group},
+		{"groups", "reset", group, "--to-earliest", "--dry-run"},
+		{"describe", "--groups"},
+		{"reassign", "--plan", plan, "--dry-run"},
+		{"reassign", "--plan", plan, "--execute"},
+		{"copy-partition", long, "3", "--to", filepath.Join(other, strings.Repeat("deeper/", 6))},
+	} {
+		fits(args...)
+	}
+
+	for _, args := range [][]string{{"describe", long}, {"topics"}, {"verify-crc", long}, {"quarantine", "list"}, {"groups"}, {"reassign", "--plan", plan, "--verify"}} {
 		r := runIn(t, dir, nil, append(args, "--wide")...)
 		if r.code != 0 {
 			t.Errorf("%q --wide: exit %d\n%s", args, r.code, r.stdout)

@@ -295,6 +295,7 @@ complete -c seglog -n '__seglog_using verify-crc; and not __seglog_using verify-
 
 # recover
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a recover -d 'repair partitions after a crash: cut torn tails, rebuild indexes, r...'
+complete -c seglog -n '__seglog_using recover' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using recover' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'recover only partition P'
 complete -c seglog -n '__seglog_using recover' -l dry-run -d 'print the exact plan and change nothing'
 complete -c seglog -n '__seglog_using recover' -l salvage -d 'split segments around corrupt records to rescue the valid records a...'
@@ -307,6 +308,7 @@ complete -c seglog -n '__seglog_using recover; and not __seglog_using recover 0;
 
 # retention sweep
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a retention-sweep -d 'delete the oldest segments past a retention time or size'
+complete -c seglog -n '__seglog_using retention-sweep' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using retention-sweep' -l retention -x -d 'delete segments whose newest record is older than DURATION, in topi...'
 complete -c seglog -n '__seglog_using retention-sweep' -l retention-bytes -x -d 'delete the oldest segments while the partition keeps at least SIZE ...'
 complete -c seglog -n '__seglog_using retention-sweep' -l override-topic-settings -d 'apply --retention and --retention-bytes over the topics\' own settin...'
@@ -334,10 +336,12 @@ complete -c seglog -n '__seglog_using quarantine; and not __seglog_using quarant
 # groups
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a groups -d 'list the consumer groups; describe, delete or reset one'
 complete -c seglog -n '__seglog_using groups' -l json -d 'print the list as JSON'
+complete -c seglog -n '__seglog_using groups' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using groups 0' -a 'describe delete reset'
 
 # groups describe
 complete -c seglog -n '__seglog_using groups-describe' -l json -d 'print the positions as JSON'
+complete -c seglog -n '__seglog_using groups-describe' -l wide -d 'print tables whole, even wider than 80 columns'
 
 # groups delete
 complete -c seglog -n '__seglog_using groups-delete' -l json -d 'print what was deleted as JSON'
@@ -345,6 +349,7 @@ complete -c seglog -n '__seglog_using groups-delete' -l wait -d 'wait without li
 complete -c seglog -n '__seglog_using groups-delete' -l wait-timeout -x -d 'wait at most DURATION while a reader holds the group'
 
 # groups reset
+complete -c seglog -n '__seglog_using groups-reset' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using groups-reset' -l topic -x -d 'reset in topic T only'
 complete -c seglog -n '__seglog_using groups-reset' -l partition -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'with --topic: reset partition P only'
 complete -c seglog -n '__seglog_using groups-reset' -l to-earliest -d 'to each partition\'s first offset'
@@ -360,6 +365,7 @@ complete -c seglog -n '__seglog_using groups-reset' -l wait-timeout -x -d 'wait 
 
 # copy partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a copy-partition -d 'copy a partition, even one being appended to, to another data direc...'
+complete -c seglog -n '__seglog_using copy-partition' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using copy-partition' -l to -r -f -a '(__fish_complete_directories)' -d 'the destination data DIR, or - for a tar stream on stdout'
 complete -c seglog -n '__seglog_using copy-partition' -l to-topic -x -a '(__seglog_call topics)' -d 'the destination TOPIC'
 complete -c seglog -n '__seglog_using copy-partition' -l to-partition -x -d 'the destination partition Q'
@@ -373,6 +379,7 @@ complete -c seglog -n '__seglog_using copy-partition 1' -a '(__seglog_call parti
 
 # reassign
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a reassign -d 'move partitions between data directories as a JSON plan says: check...'
+complete -c seglog -n '__seglog_using reassign' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using reassign' -l plan -x -d 'the plan, a JSON FILE'
 complete -c seglog -n '__seglog_using reassign' -l dry-run -d 'print what --execute would do, change nothing'
 complete -c seglog -n '__seglog_using reassign' -l execute -d 'copy each move\'s partition to its destination'
@@ -388,6 +395,7 @@ complete -c seglog -n '__seglog_using reassign; and not __seglog_using reassign 
 
 # import partition
 complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import-partition -d 'make a partition of the tar stream \'copy-partition --to -\' writes, ...'
+complete -c seglog -n '__seglog_using import-partition' -l wide -d 'print tables whole, even wider than 80 columns'
 complete -c seglog -n '__seglog_using import-partition' -l force -d 'replace an existing partition'
 complete -c seglog -n '__seglog_using import-partition' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using import-partition' -l wait -d 'wait for locks other processes hold, without limit'
