@@ -21,9 +21,10 @@ const module = "github.com/seglog/seglog"
 // the test, so a new one is placed on purpose.
 var layers = map[string][]string{
 	"format":                    {},
+	"format/kafka":              {},
 	"logstore/internal/fsx":     {"format"},
-	"logstore/internal/segfile": {"format"},
-	"logstore":                  {"format", "logstore/internal/fsx", "logstore/internal/segfile"},
+	"logstore/internal/segfile": {"format", "format/kafka"},
+	"logstore":                  {"format", "format/kafka", "logstore/internal/fsx", "logstore/internal/segfile"},
 	"kafkabridge":               {"logstore"},
 	"commands":                  {"format", "logstore", "kafkabridge"},
 	".":                         {"commands"},
@@ -46,13 +47,15 @@ var testOnly = []string{"internal/testcheckout"}
 // forbiddenStd are standard packages a layer may not use: format is a
 // pure byte codec, with no file system, process or network access.
 var forbiddenStd = map[string][]string{
-	"format": {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format":       {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format/kafka": {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
 }
 
 // forbiddenExternal are modules a layer may not use: the engine and the
 // Kafka bridge neither print nor parse command lines.
 var forbiddenExternal = map[string][]string{
 	"format":                    {"github.com/", "golang.org/x/"},
+	"format/kafka":              {"github.com/", "golang.org/x/"},
 	"logstore/internal/fsx":     {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore/internal/segfile": {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore":                  {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},

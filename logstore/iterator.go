@@ -16,8 +16,42 @@ import (
 // Record is a record read from a partition.
 type Record struct {
 	format.Record
-	Pos int64  // byte position of its header in the segment
-	CRC uint32 // as stored
+	Pos int64  // byte position of its header in the segment (a Kafka record's: its batch's)
+	CRC uint32 // as stored (a Kafka record's: its batch's CRC-32C)
+	// Headers are a Kafka record's headers, in order; nil in the other
+	// layouts, which have none.
+	Headers []Header
+	// Batch is the Kafka record batch holding the record, the same for
+	// every record of a batch; nil in the other layouts.
+	Batch *Batch
+}
+
+// Header is one of a Kafka record's headers. A nil Value is null.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Batch is what a Kafka record batch's header says, as kafka-dump-log
+// prints it.
+type Batch struct {
+	Magic                int8
+	BaseOffset           uint64
+	LastOffset           uint64
+	Pos                  int64 // byte position in its segment
+	Size                 int64 // bytes, header included
+	Records              int   // as the header counts them
+	Codec                string
+	LogAppendTime        bool // timestamps set by the broker (else by the producer)
+	Transactional        bool
+	Control              bool
+	ProducerID           int64
+	ProducerEpoch        int16
+	BaseSequence         int32
+	PartitionLeaderEpoch int32
+	CRC                  uint32
+	BaseTimestamp        int64 // milliseconds, as stored
+	MaxTimestamp         int64 // milliseconds, as stored
 }
 
 // set makes r the record with header h and bytes b (header included) at

@@ -21,6 +21,9 @@ const (
 	LayoutSeglog
 	// LayoutSimple: <digits>.store and .index pairs.
 	LayoutSimple
+	// LayoutKafka: Apache Kafka's own segments (<20 digits>.log of record
+	// batches, .index, .timeindex, .txnindex), read-only.
+	LayoutKafka
 )
 
 // String names the layout in messages.
@@ -30,6 +33,8 @@ func (l Layout) String() string {
 		return "seglog layout"
 	case LayoutSimple:
 		return "simple store/index layout"
+	case LayoutKafka:
+		return "Apache Kafka layout"
 	}
 	return "no layout"
 }
