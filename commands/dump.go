@@ -37,7 +37,12 @@ import (
 // is escaped a piece at a time into out's buffer, never whole into memory
 // (escaping can make it four times as long).
 func writeDump(out *bufio.Writer, r logstore.Record, times *timeFormatter) error {
-	return writeDumpValue(out, appendDumpHead(out.AvailableBuffer(), r, times), r.Value)
+	head := appendDumpHead(out.AvailableBuffer(), r, times)
+	if r.Batch != nil && r.Value == nil { // a Kafka tombstone: value=null
+		_, err := out.Write(append(head, '\n'))
+		return err
+	}
+	return writeDumpValue(out, head, r.Value)
 }
 
 // writeDumpValue writes head (a dump line up to its value's opening quote,
@@ -56,7 +61,7 @@ func writeDumpValue(out *bufio.Writer, head, v []byte) error {
 }
 
 // appendDumpHead appends the dump line up to and including the opening
-// quote of the value.
+// quote of the value (up to `value=null` for a Kafka tombstone).
 func appendDumpHead(dst []byte, r logstore.Record, times *timeFormatter) []byte {
 	dst = append(dst, "offset="...)
 	dst = strconv.AppendUint(dst, r.Offset, 10)
@@ -70,12 +75,16 @@ func appendDumpHead(dst []byte, r logstore.Record, times *timeFormatter) []byte 
 	dst = appendHex32(dst, r.CRC)
 	dst = append(dst, " ok ts="...) // a record read is valid: its CRC matched
 	dst = times.append(dst, r.Timestamp)
-	if len(r.Key) == 0 {
+	if len(r.Key) == 0 && (r.Key == nil || r.Batch == nil) { // Kafka's empty key is a key
 		dst = append(dst, " key=-"...)
 	} else {
 		dst = append(dst, ` key="`...)
 		dst = appendDumpEscaped(dst, r.Key)
 		dst = append(dst, '"')
+	}
+	dst = appendDumpHeaders(dst, r.Headers)
+	if r.Batch != nil && r.Value == nil {
+		return append(dst, ` value=null`...)
 	}
 	return append(dst, ` value="`...)
 }

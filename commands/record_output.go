@@ -21,7 +21,8 @@ type recordWriter struct {
 	topic     string
 	partition int
 	times     timeFormatter
-	jsonHead  []byte // `{"topic":...,"partition":...,"offset":`, the same on every line
+	jsonHead  []byte          // `{"topic":...,"partition":...,"offset":`, the same on every line
+	lastBatch *logstore.Batch // the Kafka batch of the last record dumped
 	// valuesOnly: the records carry nothing but a value (printValuesOnly).
 	valuesOnly bool
 }
@@ -45,6 +46,12 @@ func (w *recordWriter) write(r *logstore.Record) error {
 	case formatDump:
 		if w.valuesOnly {
 			return w.writeValueDump(r)
+		}
+		if r.Batch != nil && r.Batch != w.lastBatch {
+			w.lastBatch = r.Batch
+			if _, err := w.out.Write(appendDumpBatch(w.out.AvailableBuffer(), r.Batch, &w.times)); err != nil {
+				return err
+			}
 		}
 		return writeDump(w.out, *r, &w.times)
 	case formatTemplate:
@@ -70,9 +77,14 @@ func (w *recordWriter) writeJSON(r *logstore.Record) error {
 	b := append(w.out.AvailableBuffer(), w.jsonHead...)
 	b = strconv.AppendUint(b, r.Offset, 10)
 	b = w.times.appendJSON(append(b, ','), "timestamp", r.Timestamp)
-	b, err := w.jsonField(b, "key", r.Key, len(r.Key) == 0)
+	kafka := kafkaRecord(r)
+	// Apache Kafka tells a null key or value from an empty one.
+	b, err := w.jsonField(b, "key", r.Key, len(r.Key) == 0 && !(kafka && r.Key != nil))
 	if err == nil {
-		b, err = w.jsonField(b, "value", r.Value, false)
+		b, err = w.jsonField(b, "value", r.Value, kafka && r.Value == nil)
+	}
+	if err == nil && kafka {
+		b, err = w.appendJSONHeaders(b, r.Headers)
 	}
 	if err != nil {
 		return err
