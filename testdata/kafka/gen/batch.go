@@ -12,6 +12,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// A rec is a record as its writer was asked to write it. A nil key,
+// value or header value is null.
+type rec struct {
+	key, value []byte
+	headers    []kmsg.Header
+	ts         int64 // CreateTime; kcat's own clock, read back from its batch
+}
+
+// A batch is one record batch as it lies in a segment.
+type batch struct {
+	raw     []byte // as on disk: the writer's bytes, base offset and leader epoch set by the broker
+	writer  string
+	recs    []rec // what the writer was asked to write; none for a control batch
+	epoch   int32 // the partition leader epoch the broker stamps on it
+	roll    bool  // the broker rolls a new segment before appending it
+	aborted bool  // data of an aborted transaction
+}
+
 // Record batch format (magic 2), the parts this generator touches.
 const (
 	logOverhead    = 12 // base offset and length, before what the length counts
@@ -25,9 +43,9 @@ const (
 )
 
 var (
-	enc      = binary.BigEndian
-	castagno = crc32.MakeTable(crc32.Castagnoli)
-	codecs   = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	enc        = binary.BigEndian
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	codecs     = []string{"none", "gzip", "snappy", "lz4", "zstd"}
 )
 
 // header decodes a whole batch's fields; Records is the payload as
@@ -115,12 +133,11 @@ func (s batchSpec) build() ([]byte, error) {
 		kr.Length = int32(len(kr.AppendTo(nil)) - 1) // a varint 0 takes one byte
 		body = kr.AppendTo(body)
 	}
-	attrs := int16(0)
 	payload, err := s.compress(body)
 	if err != nil {
 		return nil, err
 	}
-	attrs |= int16(s.codec)
+	attrs := int16(s.codec)
 	if s.logAppendTime != 0 {
 		attrs |= attrLogAppend
 		last = s.logAppendTime
@@ -141,9 +158,31 @@ func (s batchSpec) build() ([]byte, error) {
 	return seal(b.AppendTo(nil)), nil
 }
 
+// splitBatches cuts whole batches (or magic 1 messages: both start
+// with an offset and the length of what follows) apart.
+func splitBatches(b []byte) ([][]byte, error) {
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < logOverhead+5 {
+			return nil, errors.New("a partial batch header")
+		}
+		n := logOverhead + int(int32(enc.Uint32(b[8:])))
+		short := batchHeaderLen
+		if b[16] < 2 {
+			short = messageMinLen
+		}
+		if n < short || n > len(b) {
+			return nil, fmt.Errorf("a batch of %d bytes in %d", n, len(b))
+		}
+		out = append(out, b[:n:n])
+		b = b[n:]
+	}
+	return out, nil
+}
+
 // seal sets a batch's length and CRC from its bytes.
 func seal(raw []byte) []byte {
-	enc.PutUint32(raw[8:], uint32(len(raw)-12))
+	enc.PutUint32(raw[8:], uint32(len(raw)-logOverhead))
 	enc.PutUint32(raw[17:], crcOf(raw))
 	return raw
 }
@@ -213,7 +252,7 @@ func setBase(raw []byte, base int64)   { enc.PutUint64(raw, uint64(base)) }
 func setEpoch(raw []byte, epoch int32) { enc.PutUint32(raw[12:], uint32(epoch)) }
 
 // crcOf is the CRC-32C a magic 2 batch's bytes call for.
-func crcOf(raw []byte) uint32 { return crc32.Checksum(raw[crcStart:], castagno) }
+func crcOf(raw []byte) uint32 { return crc32.Checksum(raw[crcStart:], castagnoli) }
 
 func crcOK(raw []byte) bool { return enc.Uint32(raw[17:]) == crcOf(raw) }
 
@@ -243,7 +282,7 @@ func (m message) encode() []byte {
 		out = enc.AppendUint32(out, uint32(len(b)))
 		out = append(out, b...)
 	}
-	enc.PutUint32(out[8:], uint32(len(out)-12))
+	enc.PutUint32(out[8:], uint32(len(out)-logOverhead))
 	enc.PutUint32(out[12:], crc32.ChecksumIEEE(out[16:]))
 	return out
 }
@@ -251,12 +290,9 @@ func (m message) encode() []byte {
 // v1Span is a magic 1 entry's offsets and its timestamp, with the inner
 // messages of a compressed one.
 func v1Span(raw []byte) (first, last, ts int64, inner []kmsg.MessageV1, err error) {
-	var m kmsg.MessageV1
-	if err := m.ReadFrom(raw); err != nil {
+	m, err := readMessage(raw)
+	if err != nil {
 		return 0, 0, 0, nil, err
-	}
-	if uint32(m.CRC) != crc32.ChecksumIEEE(raw[16:]) {
-		return 0, 0, 0, nil, fmt.Errorf("message at offset %d: CRC mismatch", m.Offset)
 	}
 	codec := m.Attributes & attrCodec
 	if codec == 0 {
@@ -274,8 +310,8 @@ func v1Span(raw []byte) (first, last, ts int64, inner []kmsg.MessageV1, err erro
 		return 0, 0, 0, nil, errors.New("an empty compressed message")
 	}
 	for _, p := range parts {
-		var im kmsg.MessageV1
-		if err := im.ReadFrom(p); err != nil {
+		im, err := readMessage(p)
+		if err != nil {
 			return 0, 0, 0, nil, err
 		}
 		inner = append(inner, im)
@@ -285,4 +321,16 @@ func v1Span(raw []byte) (first, last, ts int64, inner []kmsg.MessageV1, err erro
 		inner[i].Offset += first
 	}
 	return first, m.Offset, m.Timestamp, inner, nil
+}
+
+// readMessage decodes one magic 1 message and checks its CRC.
+func readMessage(raw []byte) (kmsg.MessageV1, error) {
+	var m kmsg.MessageV1
+	if err := m.ReadFrom(raw); err != nil {
+		return m, err
+	}
+	if m.Magic != 1 || uint32(m.CRC) != crc32.ChecksumIEEE(raw[16:]) {
+		return m, fmt.Errorf("message at offset %d: not magic 1 with a good CRC", m.Offset)
+	}
+	return m, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -15,24 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// A rec is a record as its writer was asked to write it. A nil key,
-// value or header value is null.
-type rec struct {
-	key, value []byte
-	headers    []kmsg.Header
-	ts         int64 // CreateTime; kcat's own clock, read back from its batch
-}
-
-// A batch is one record batch as it lies in a segment.
-type batch struct {
-	raw     []byte // as on disk: the writer's bytes, base offset and leader epoch set by the broker
-	writer  string
-	recs    []rec // what the writer was asked to write; none for a control batch
-	epoch   int32 // the partition leader epoch the broker stamps on it
-	roll    bool  // the broker rolls a new segment before appending it
-	aborted bool  // data of an aborted transaction
-}
 
 // captured holds every batch the writers produced into kfake, in offset
 // order per partition.
@@ -199,28 +180,6 @@ func (b *broker) fetch(topic string, p int32) ([][]byte, error) {
 	}
 }
 
-// splitBatches cuts whole batches (or magic 1 messages: both start
-// with an offset and the length of what follows) apart.
-func splitBatches(b []byte) ([][]byte, error) {
-	var out [][]byte
-	for len(b) > 0 {
-		if len(b) < logOverhead+5 {
-			return nil, errors.New("a partial batch header")
-		}
-		n := logOverhead + int(int32(binary.BigEndian.Uint32(b[8:])))
-		short := batchHeaderLen
-		if b[16] < 2 {
-			short = messageMinLen
-		}
-		if n < short || n > len(b) {
-			return nil, fmt.Errorf("a batch of %d bytes in %d", n, len(b))
-		}
-		out = append(out, b[:n:n])
-		b = b[n:]
-	}
-	return out, nil
-}
-
 // sameBatch says whether the broker stored what the client sent: every
 // byte but the base offset and the partition leader epoch, which the
 // broker sets and which lie outside the CRC.
@@ -268,12 +227,17 @@ func capture() (*captured, error) {
 	return got, nil
 }
 
-// kcatVersion is the first line of kcat -V that names librdkafka.
+// kcatVersion reads kcat's and librdkafka's versions from kcat -V.
 func kcatVersion(v string) string {
 	for _, l := range strings.Split(v, "\n") {
-		if strings.HasPrefix(l, "Version ") {
-			l, _, _ = strings.Cut(l, " builtin.features")
-			return strings.TrimSuffix("kcat "+strings.TrimPrefix(l, "Version "), ")") + ")"
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "Version" {
+			continue
+		}
+		for i, w := range f[:len(f)-1] {
+			if w == "librdkafka" {
+				return fmt.Sprintf("kcat %s (librdkafka %s)", f[1], f[i+1])
+			}
 		}
 	}
 	return strings.TrimSpace(v)
@@ -478,8 +442,11 @@ func (t *txnClient) begin() error { return t.cl.BeginTransaction() }
 // batch; roll makes the broker start a new segment with it.
 func (t *txnClient) send(roll bool, recs ...rec) error {
 	ctx := context.Background()
-	var perr error
-	var wg sync.WaitGroup
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
 	for i := range recs {
 		recs[i].ts = *t.ts
 		*t.ts += 250
@@ -489,9 +456,9 @@ func (t *txnClient) send(roll bool, recs ...rec) error {
 		}
 		wg.Add(1)
 		t.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
-			if err != nil {
-				perr = err
-			}
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
 			wg.Done()
 		})
 	}
@@ -499,8 +466,8 @@ func (t *txnClient) send(roll bool, recs ...rec) error {
 		return err
 	}
 	wg.Wait()
-	if perr != nil {
-		return perr
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	batches, err := spread(t.b.take(paymentsTopic, 0), recs, "franz-go", 0)
 	if err != nil {

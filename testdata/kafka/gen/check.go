@@ -464,7 +464,7 @@ func checkSnapshot(name string, sm snapshotManifest) error {
 		return err
 	}
 	const entryLen = 46
-	if len(b) < 10 || enc.Uint16(b) != 1 || enc.Uint32(b[2:]) != crc32.Checksum(b[6:], castagno) || int(enc.Uint32(b[6:]))*entryLen != len(b)-10 || len(b) != sm.Bytes {
+	if len(b) < 10 || enc.Uint16(b) != 1 || enc.Uint32(b[2:]) != crc32.Checksum(b[6:], castagnoli) || int(enc.Uint32(b[6:]))*entryLen != len(b)-10 || len(b) != sm.Bytes {
 		return fmt.Errorf("%s: not a version 1 producer snapshot with a good CRC", filepath.Base(name))
 	}
 	got := []producerEntry{}

@@ -70,11 +70,10 @@ const bombValue = 64 << 20
 
 // A place is one batch of a laid partition.
 type place struct {
-	seg     *segment
-	i       int // the batch's index in seg
-	before  int // records in the batches before it
-	after   int // records in the batches after it
-	fileLen int
+	seg    *segment
+	i      int // the batch's index in seg
+	before int // records in the batches before it
+	after  int // records in the batches after it
 }
 
 func (p place) file() string { return segmentName(p.seg.base, ".log") }
@@ -92,7 +91,7 @@ func (l *laid) at(s, i int) place {
 	if i < 0 {
 		i += len(seg.batches)
 	}
-	p := place{seg: seg, i: i, fileLen: len(seg.log)}
+	p := place{seg: seg, i: i}
 	for si, sg := range l.segments {
 		for bi, b := range sg.batches {
 			switch {
@@ -115,7 +114,16 @@ func (b *batch) count() int {
 	return int(header(b.raw).NumRecords)
 }
 
-func (l *laid) total() int { p := l.at(-1, -1); return p.before + p.seg.batches[p.i].count() }
+// total is how many records the partition's segments hold.
+func (l *laid) total() int {
+	n := 0
+	for _, s := range l.segments {
+		for _, b := range s.batches {
+			n += b.count()
+		}
+	}
+	return n
+}
 
 // writeDamaged writes every damaged copy under out/damaged and adds them
 // to the manifest.

@@ -29,25 +29,16 @@ func newLogDir(got *captured) (*logDir, error) {
 	}}
 	// After retention took its first segment, a DeleteRecords request
 	// moved orders-0's log start offset into the middle of a batch.
-	d.partitions[0].deleteRecords = firstOffsetOfSegment(got.orders[0], 1) + 3
+	for _, b := range got.orders[0][1:] {
+		if b.roll {
+			d.partitions[0].deleteRecords = header(b.raw).FirstOffset + 3
+			break
+		}
+	}
 	for _, p := range d.partitions {
 		p.indexInterval = indexInterval[p.topic]
 	}
 	return d, nil
-}
-
-// firstOffsetOfSegment counts the records before the n-th roll.
-func firstOffsetOfSegment(bs []*batch, n int) int64 {
-	var offset int64
-	for i, b := range bs {
-		if i > 0 && b.roll {
-			if n--; n == 0 {
-				break
-			}
-		}
-		offset += int64(header(b.raw).NumRecords)
-	}
-	return offset
 }
 
 var (
@@ -55,7 +46,7 @@ var (
 	directoryID = fixtureUUID("directory")
 )
 
-// The top-level checkpoint files, in the order the manifest lists them.
+// The log directory's offset checkpoints.
 const (
 	recoveryCheckpoint    = "recovery-point-offset-checkpoint"
 	replicationCheckpoint = "replication-offset-checkpoint"
@@ -86,10 +77,10 @@ func (d *logDir) write(out string) (*manifest, error) {
 		}
 		d.laid = append(d.laid, l)
 		dir := filepath.Join(root, p.dirName())
-		if err := l.writeTo(dir, fixtureUUID("topic "+p.topic)); err != nil {
+		if err := l.writeTo(dir); err != nil {
 			return nil, err
 		}
-		pm, err := l.describe("logdir/"+p.dirName(), fixtureUUID("topic "+p.topic))
+		pm, err := l.describe("logdir/" + p.dirName())
 		if err != nil {
 			return nil, err
 		}
@@ -118,12 +109,12 @@ func (d *logDir) write(out string) (*manifest, error) {
 }
 
 // writeTo writes a partition's directory.
-func (l *laid) writeTo(dir string, topicID [16]byte) error {
+func (l *laid) writeTo(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	files := map[string][]byte{
-		"partition.metadata":      fmt.Appendf(nil, "version: 0\ntopic_id: %s\n", uuidString(topicID)),
+		"partition.metadata":      fmt.Appendf(nil, "version: 0\ntopic_id: %s\n", uuidString(l.topicID())),
 		"leader-epoch-checkpoint": epochCheckpointFile(l.epochs),
 	}
 	for _, s := range l.segments {
@@ -206,7 +197,7 @@ func snapshotFile(es []producerEntry) []byte {
 		out = enc.AppendUint32(out, uint32(e.CoordinatorEpoch))
 		out = enc.AppendUint64(out, uint64(e.CurrentTxnFirstOffset))
 	}
-	enc.PutUint32(out[2:], crc32.Checksum(out[6:], castagno))
+	enc.PutUint32(out[2:], crc32.Checksum(out[6:], castagnoli))
 	return out
 }
 

@@ -33,6 +33,8 @@ type partitionLog struct {
 
 func (p *partitionLog) dirName() string { return fmt.Sprintf("%s-%d", p.topic, p.partition) }
 
+func (p *partitionLog) topicID() [16]byte { return fixtureUUID("topic " + p.topic) }
+
 // A segment is one segment's files as the broker leaves them.
 type segment struct {
 	base    int64

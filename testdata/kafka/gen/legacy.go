@@ -74,11 +74,10 @@ func writeLegacy(out string) (damageManifest, error) {
 		return damageManifest{}, err
 	}
 	dm := damageManifest{Name: "legacy-v1", Dir: "damaged/legacy-v1/" + p.dirName(), Topic: p.topic, Partition: p.partition}
-	id := fixtureUUID("topic " + p.topic)
-	if err := l.writeTo(filepath.Join(out, filepath.FromSlash(dm.Dir)), id); err != nil {
+	if err := l.writeTo(filepath.Join(out, filepath.FromSlash(dm.Dir))); err != nil {
 		return dm, err
 	}
-	pm, err := l.describe(dm.Dir, id)
+	pm, err := l.describe(dm.Dir)
 	if err != nil {
 		return dm, err
 	}

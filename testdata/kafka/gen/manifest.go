@@ -146,9 +146,9 @@ func b64(b []byte) *string {
 func segmentName(base int64, ext string) string { return fmt.Sprintf("%020d%s", base, ext) }
 
 // describe is the manifest of a laid partition whose directory is dir.
-func (l *laid) describe(dir string, topicID [16]byte) (partitionManifest, error) {
+func (l *laid) describe(dir string) (partitionManifest, error) {
 	m := partitionManifest{
-		Topic: l.topic, Partition: l.partition, Dir: dir, TopicID: uuidString(topicID), Writer: l.writer,
+		Topic: l.topic, Partition: l.partition, Dir: dir, TopicID: uuidString(l.topicID()), Writer: l.writer,
 		IndexIntervalBytes: l.indexInterval, SegmentIndexBytes: segmentIndexBytes,
 		LogStartOffset: l.logStart, LogEndOffset: l.logEnd, HighWatermark: l.logEnd, RecoveryPoint: l.recoveryPoint,
 		LeaderEpochs: l.epochs, TxnIndex: []txnManifest{}, Snapshots: []snapshotManifest{},
