@@ -31,7 +31,7 @@ func check(out string) error {
 	}
 	for _, dm := range m.Damaged {
 		if err := checkDamage(out, dm, clean); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", dm.Dir, err))
+			errs = append(errs, fmt.Errorf("damaged case %s: %w", dm.Name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -74,7 +74,7 @@ func checkLogDir(out string, ld logDirManifest) error {
 			p, _ := strconv.ParseInt(f[1], 10, 32)
 			got = append(got, checkpointEntry{f[0], int32(p), int64(atoi(f[2]))})
 		}
-		if !sameEntries(got, want) {
+		if !slices.Equal(got, want) {
 			return fmt.Errorf("%s holds %v, the manifest says %v", name, got, want)
 		}
 	}
@@ -90,22 +90,6 @@ func checkLogDir(out string, ld logDirManifest) error {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
-
-// sameEntries compares checkpoint entries in any order: Kafka writes
-// them in a hash map's.
-func sameEntries(a, b []checkpointEntry) bool {
-	key := func(e checkpointEntry) string { return fmt.Sprint(e) }
-	as, bs := make([]string, len(a)), make([]string, len(b))
-	for i := range a {
-		as[i] = key(a[i])
-	}
-	for i := range b {
-		bs[i] = key(b[i])
-	}
-	slices.Sort(as)
-	slices.Sort(bs)
-	return slices.Equal(as, bs)
-}
 
 // checkpointLines reads a version 0 text checkpoint's entry lines.
 func checkpointLines(name string) ([]string, error) {
@@ -263,51 +247,17 @@ func (r *partitionReader) batch(file string, pos int, raw []byte) (batchManifest
 		return batchManifest{}, errors.New("a batch the manifest does not list")
 	}
 	want := r.pm.Batches[n]
-	got := batchManifest{File: file, Position: pos, Bytes: len(raw), Magic: int8(raw[16]), Writer: want.Writer}
-	var recs []recordManifest
-	if got.Magic == 2 {
-		if !crcOK(raw) {
-			return got, errors.New("CRC mismatch")
-		}
-		h := header(raw)
-		got.BaseOffset, got.LastOffset, got.RecordCount = h.FirstOffset, h.FirstOffset+int64(h.LastOffsetDelta), int(h.NumRecords)
-		got.Codec, got.SnappyFraming, got.TimestampType = codecs[h.Attributes&attrCodec], want.SnappyFraming, "CreateTime"
-		if h.Attributes&attrLogAppend != 0 {
-			got.TimestampType = "LogAppendTime"
-		}
-		got.Transactional, got.Control = h.Attributes&attrTxn != 0, h.Attributes&attrControl != 0
-		got.ProducerID, got.ProducerEpoch, got.BaseSequence = h.ProducerID, h.ProducerEpoch, h.FirstSequence
-		got.PartitionLeaderEpoch, got.CRC = h.PartitionLeaderEpoch, uint32(h.CRC)
-		got.BaseTimestamp, got.MaxTimestamp = h.FirstTimestamp, h.MaxTimestamp
-		if got.Codec == "snappy" && bytes.HasPrefix(h.Records, []byte("\x82SNAPPY\x00")) != (want.SnappyFraming == "xerial") {
-			return got, fmt.Errorf("snappy framing is not %s", want.SnappyFraming)
-		}
-		stored, err := records(raw)
-		if err != nil {
-			return got, err
-		}
-		for i, s := range stored {
-			if s.offset != got.BaseOffset+int64(i) {
-				return got, fmt.Errorf("record %d has offset %d", i, s.offset)
-			}
-			recs = append(recs, recordManifest{Offset: s.offset, Timestamp: s.ts, KeyBase64: b64(s.key), ValueBase64: b64(s.value), Headers: headers(s.headers), Control: got.Control})
-		}
-	} else {
-		first, last, ts, inner, err := v1Span(raw)
-		if err != nil {
-			return got, err
-		}
-		attrs := int8(raw[17])
-		got.BaseOffset, got.LastOffset, got.RecordCount = first, last, len(inner)
-		got.Codec, got.TimestampType = codecs[attrs&attrCodec], "CreateTime"
-		if attrs&attrLogAppend != 0 {
-			got.TimestampType = "LogAppendTime"
-		}
-		got.ProducerID, got.ProducerEpoch, got.BaseSequence, got.PartitionLeaderEpoch = -1, -1, -1, -1
-		got.CRC, got.BaseTimestamp, got.MaxTimestamp = enc.Uint32(raw[12:]), ts, ts
-		for _, m := range inner {
-			recs = append(recs, recordManifest{Offset: m.Offset, Timestamp: m.Timestamp, KeyBase64: b64(m.Key), ValueBase64: b64(m.Value), Headers: []headerManifest{}})
-		}
+	if raw[16] == 2 && !crcOK(raw) {
+		return want, errors.New("CRC mismatch")
+	}
+	got, err := batchFields(raw)
+	if err != nil {
+		return got, err
+	}
+	got.File, got.Position, got.Writer = file, pos, want.Writer
+	recs, err := storedRecords(raw)
+	if err != nil {
+		return got, err
 	}
 	if got != want {
 		return got, fmt.Errorf("read %+v, the manifest says %+v", got, want)
@@ -316,12 +266,14 @@ func (r *partitionReader) batch(file string, pos int, raw []byte) (batchManifest
 		return got, fmt.Errorf("base offset %d where %d comes next", got.BaseOffset, r.next)
 	}
 	r.next = got.LastOffset + 1
-	for _, rec := range recs {
-		i := len(r.records)
-		if i >= len(r.pm.Records) {
+	for i, rec := range recs {
+		if rec.Offset != got.BaseOffset+int64(i) {
+			return got, fmt.Errorf("record %d has offset %d", i, rec.Offset)
+		}
+		if len(r.records) >= len(r.pm.Records) {
 			return got, errors.New("a record the manifest does not list")
 		}
-		w := r.pm.Records[i]
+		w := r.pm.Records[len(r.records)]
 		rec.Aborted, rec.BelowLogStart = w.Aborted, w.BelowLogStart // checked against the transaction index and the log start
 		if !reflect.DeepEqual(rec, w) {
 			return got, fmt.Errorf("record %+v, the manifest says %+v", rec, w)

@@ -194,73 +194,82 @@ func (l *laid) describe(dir string) (partitionManifest, error) {
 // records as its writer was asked to write them, and as the broker
 // wrote its own markers.
 func describeBatch(b *batch, file string, pos int) (batchManifest, []recordManifest, error) {
-	if b.raw[16] != 2 {
-		return describeV1(b, file, pos)
+	bm, err := batchFields(b.raw)
+	if err != nil {
+		return bm, nil, err
 	}
-	h := header(b.raw)
-	bm := batchManifest{
-		File: file, Position: pos, Bytes: len(b.raw), Magic: h.Magic,
-		BaseOffset: h.FirstOffset, LastOffset: h.FirstOffset + int64(h.LastOffsetDelta), RecordCount: int(h.NumRecords),
-		Codec: codecs[h.Attributes&attrCodec], TimestampType: "CreateTime",
-		Transactional: h.Attributes&attrTxn != 0, Control: h.Attributes&attrControl != 0,
-		ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.FirstSequence,
-		PartitionLeaderEpoch: h.PartitionLeaderEpoch, CRC: uint32(h.CRC),
-		BaseTimestamp: h.FirstTimestamp, MaxTimestamp: h.MaxTimestamp, Writer: b.writer,
+	bm.File, bm.Position, bm.Writer = file, pos, b.writer
+	if bm.Control {
+		rs, err := storedRecords(b.raw)
+		return bm, rs, err
 	}
+	if len(b.recs) != bm.RecordCount {
+		return bm, nil, fmt.Errorf("batch at offset %d holds %d records, its writer was given %d", bm.BaseOffset, bm.RecordCount, len(b.recs))
+	}
+	var rs []recordManifest
+	for i, r := range b.recs {
+		ts := r.ts
+		if bm.TimestampType == "LogAppendTime" && bm.Magic == 2 {
+			ts = bm.MaxTimestamp
+		}
+		rs = append(rs, recordManifest{Offset: bm.BaseOffset + int64(i), Timestamp: ts, KeyBase64: b64(r.key), ValueBase64: b64(r.value), Headers: headers(r.headers), Aborted: b.aborted})
+	}
+	return bm, rs, nil
+}
+
+// batchFields is what a batch's header says, or a magic 1 message's
+// (whose records are its inner messages when it is compressed).
+func batchFields(raw []byte) (batchManifest, error) {
+	bm := batchManifest{Bytes: len(raw), Magic: int8(raw[16]), TimestampType: "CreateTime"}
+	if bm.Magic != 2 {
+		first, last, ts, inner, err := v1Span(raw)
+		if err != nil {
+			return bm, err
+		}
+		attrs := int8(raw[17])
+		bm.BaseOffset, bm.LastOffset, bm.RecordCount, bm.Codec = first, last, len(inner), codecs[attrs&attrCodec]
+		if attrs&attrLogAppend != 0 {
+			bm.TimestampType = "LogAppendTime"
+		}
+		bm.ProducerID, bm.ProducerEpoch, bm.BaseSequence, bm.PartitionLeaderEpoch = -1, -1, -1, -1
+		bm.CRC, bm.BaseTimestamp, bm.MaxTimestamp = enc.Uint32(raw[12:]), ts, ts
+		return bm, nil
+	}
+	h := header(raw)
+	bm.BaseOffset, bm.LastOffset, bm.RecordCount = h.FirstOffset, h.FirstOffset+int64(h.LastOffsetDelta), int(h.NumRecords)
+	bm.Codec = codecs[h.Attributes&attrCodec]
 	if h.Attributes&attrLogAppend != 0 {
 		bm.TimestampType = "LogAppendTime"
 	}
+	bm.Transactional, bm.Control = h.Attributes&attrTxn != 0, h.Attributes&attrControl != 0
+	bm.ProducerID, bm.ProducerEpoch, bm.BaseSequence = h.ProducerID, h.ProducerEpoch, h.FirstSequence
+	bm.PartitionLeaderEpoch, bm.CRC = h.PartitionLeaderEpoch, uint32(h.CRC)
+	bm.BaseTimestamp, bm.MaxTimestamp = h.FirstTimestamp, h.MaxTimestamp
 	if bm.Codec == "snappy" {
 		bm.SnappyFraming = "raw"
 		if bytes.HasPrefix(h.Records, []byte("\x82SNAPPY\x00")) {
 			bm.SnappyFraming = "xerial"
 		}
 	}
-	var rs []recordManifest
-	if bm.Control {
-		stored, err := records(b.raw)
-		if err != nil {
-			return bm, nil, err
-		}
-		for _, r := range stored {
-			rs = append(rs, recordManifest{Offset: r.offset, Timestamp: r.ts, KeyBase64: b64(r.key), ValueBase64: b64(r.value), Headers: headers(r.headers), Control: true})
-		}
-		return bm, rs, nil
-	}
-	if len(b.recs) != int(h.NumRecords) {
-		return bm, nil, fmt.Errorf("batch at offset %d holds %d records, its writer was given %d", h.FirstOffset, h.NumRecords, len(b.recs))
-	}
-	for i, r := range b.recs {
-		ts := r.ts
-		if bm.TimestampType == "LogAppendTime" {
-			ts = h.MaxTimestamp
-		}
-		rs = append(rs, recordManifest{Offset: h.FirstOffset + int64(i), Timestamp: ts, KeyBase64: b64(r.key), ValueBase64: b64(r.value), Headers: headers(r.headers), Aborted: b.aborted})
-	}
-	return bm, rs, nil
+	return bm, nil
 }
 
-// describeV1 describes a magic 1 message; its inner messages, if it is
-// compressed, are its records.
-func describeV1(b *batch, file string, pos int) (batchManifest, []recordManifest, error) {
-	first, last, ts, _, err := v1Span(b.raw)
-	if err != nil {
-		return batchManifest{}, nil, err
+// storedRecords reads a batch's records (or a magic 1 message's) back.
+func storedRecords(raw []byte) ([]recordManifest, error) {
+	var out []recordManifest
+	if raw[16] != 2 {
+		_, _, _, inner, err := v1Span(raw)
+		for _, m := range inner {
+			out = append(out, recordManifest{Offset: m.Offset, Timestamp: m.Timestamp, KeyBase64: b64(m.Key), ValueBase64: b64(m.Value), Headers: []headerManifest{}})
+		}
+		return out, err
 	}
-	attrs := int8(b.raw[17])
-	bm := batchManifest{
-		File: file, Position: pos, Bytes: len(b.raw), Magic: 1, BaseOffset: first, LastOffset: last, RecordCount: len(b.recs),
-		Codec: codecs[attrs&attrCodec], TimestampType: "CreateTime", ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
-		PartitionLeaderEpoch: -1, CRC: enc.Uint32(b.raw[12:]), BaseTimestamp: ts, MaxTimestamp: ts, Writer: b.writer,
+	control := header(raw).Attributes&attrControl != 0
+	rs, err := records(raw)
+	for _, r := range rs {
+		out = append(out, recordManifest{Offset: r.offset, Timestamp: r.ts, KeyBase64: b64(r.key), ValueBase64: b64(r.value), Headers: headers(r.headers), Control: control})
 	}
-	if attrs&attrLogAppend != 0 {
-		bm.TimestampType = "LogAppendTime"
-	}
-	var rs []recordManifest
-	for i, r := range b.recs {
-		rs = append(rs, recordManifest{Offset: first + int64(i), Timestamp: r.ts, KeyBase64: b64(r.key), ValueBase64: b64(r.value), Headers: []headerManifest{}})
-	}
-	return bm, rs, nil
+	return out, err
 }
 
 func headers(hs []kmsg.Header) []headerManifest {
