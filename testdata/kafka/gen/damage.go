@@ -13,6 +13,7 @@ import (
 // reader finds in it; ../README.md documents the fields.
 type damageManifest struct {
 	Name               string             `json:"name"`
+	Kind               string             `json:"kind"`
 	Dir                string             `json:"dir"`
 	CopyOf             string             `json:"copy_of,omitempty"`
 	Topic              string             `json:"topic"`
@@ -154,6 +155,7 @@ func writeDamaged(out string, d *logDir, m *manifest) error {
 // A damageCase copies a clean partition and damages one file of it.
 type damageCase struct {
 	name   string
+	kind   string // the name, unless the case is a variant of another
 	source *laid
 	// damage changes the copy's files, held by name, and fills in what
 	// it did.
@@ -163,7 +165,11 @@ type damageCase struct {
 func (c damageCase) write(out string) (damageManifest, error) {
 	l := c.source
 	src := filepath.Join(out, "logdir", l.dirName())
-	dm := damageManifest{Name: c.name, Dir: filepath.ToSlash(filepath.Join("damaged", c.name, l.dirName())), CopyOf: "logdir/" + l.dirName(), Topic: l.topic, Partition: l.partition}
+	kind := c.kind
+	if kind == "" {
+		kind = c.name
+	}
+	dm := damageManifest{Name: c.name, Kind: kind, Dir: filepath.ToSlash(filepath.Join("damaged", c.name, l.dirName())), CopyOf: "logdir/" + l.dirName(), Topic: l.topic, Partition: l.partition}
 	names, err := sortedNames(src)
 	if err != nil {
 		return dm, err
@@ -303,7 +309,7 @@ func damageCases(ps map[string]*laid) []damageCase {
 // record's value is 64 MiB of zeros, compressed with codec to a few KB;
 // its CRC is right.
 func bomb(name string, l *laid, codec kgo.CompressionCodecType, level int) damageCase {
-	return damageCase{name: name, source: l, damage: func(files map[string][]byte, dm *damageManifest) error {
+	return damageCase{name: name, kind: "zip-bomb", source: l, damage: func(files map[string][]byte, dm *damageManifest) error {
 		spec := plain(rec{key: []byte("bomb"), value: make([]byte, bombValue), ts: eventsEpochMs + 90_000_000})
 		spec.codec, spec.level = codec, level
 		raw, err := spec.build()

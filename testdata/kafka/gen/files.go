@@ -62,7 +62,8 @@ func (d *logDir) write(out string) (*manifest, error) {
 		return nil, err
 	}
 	m := &manifest{
-		Description: "Apache Kafka log directories written by writers seglog did not write; see README.md.",
+		Description: "Apache Kafka log directories written by writers seglog did not write, as a running broker has them: " +
+			"the active segments' indexes preallocated to segment.index.bytes=4096. See README.md.",
 		LogDir: logDirManifest{
 			Dir:            "logdir",
 			MetaProperties: metaProperties{Version: 1, NodeID: nodeID, ClusterID: uuidString(clusterID), DirectoryID: uuidString(directoryID)},

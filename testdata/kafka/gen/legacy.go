@@ -73,7 +73,7 @@ func writeLegacy(out string) (damageManifest, error) {
 	if err != nil {
 		return damageManifest{}, err
 	}
-	dm := damageManifest{Name: "legacy-v1", Dir: "damaged/legacy-v1/" + p.dirName(), Topic: p.topic, Partition: p.partition}
+	dm := damageManifest{Name: "legacy-v1", Kind: "legacy-v1", Dir: "damaged/legacy-v1/" + p.dirName(), Topic: p.topic, Partition: p.partition}
 	if err := l.writeTo(filepath.Join(out, filepath.FromSlash(dm.Dir))); err != nil {
 		return dm, err
 	}
