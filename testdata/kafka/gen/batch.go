@@ -48,6 +48,11 @@ var (
 	codecs     = []string{"none", "gzip", "snappy", "lz4", "zstd"}
 )
 
+// magic is the format of the batch or message at raw: both put it at
+// byte 16, after the offset, the length and 4 bytes (a leader epoch, or
+// a magic 1 message's CRC).
+func magic(raw []byte) int8 { return int8(raw[16]) }
+
 // header decodes a whole batch's fields; Records is the payload as
 // stored, compressed or not.
 func header(raw []byte) kmsg.RecordBatch {
@@ -168,7 +173,7 @@ func splitBatches(b []byte) ([][]byte, error) {
 		}
 		n := logOverhead + int(int32(enc.Uint32(b[8:])))
 		short := batchHeaderLen
-		if b[16] < 2 {
+		if magic(b) < 2 {
 			short = messageMinLen
 		}
 		if n < short || n > len(b) {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // check reads the fixtures under out back, with kmsg and plain
@@ -247,7 +249,7 @@ func (r *partitionReader) batch(file string, pos int, raw []byte) (batchManifest
 		return batchManifest{}, errors.New("a batch the manifest does not list")
 	}
 	want := r.pm.Batches[n]
-	if raw[16] == 2 && !crcOK(raw) {
+	if magic(raw) == 2 && !crcOK(raw) {
 		return want, errors.New("CRC mismatch")
 	}
 	got, err := batchFields(raw)
@@ -520,18 +522,31 @@ func checkDamage(out string, dm damageManifest, clean map[string]partitionManife
 		if len(raw) != logOverhead+int(h.Length) || !crcOK(raw) || h.FirstOffset != src.LogEndOffset || codecs[h.Attributes&attrCodec] != dm.Bomb.Codec || len(h.Records) != dm.Bomb.CompressedBytes {
 			return errors.New("not one whole batch with a good CRC at the log's end")
 		}
-		rs, err := records(raw)
+		body, err := decompressor.Decompress(h.Records, codecOf(h))
 		if err != nil {
 			return err
 		}
-		body, _ := decompressor.Decompress(h.Records, codecOf(h))
-		if len(rs) != 1 || len(rs[0].value) != bombValue || slices.ContainsFunc(rs[0].value, func(c byte) bool { return c != 0 }) || len(body) != dm.Bomb.DecompressedBytes {
+		var r kmsg.Record
+		if h.NumRecords != 1 || r.ReadFrom(body) != nil || len(body) != dm.Bomb.DecompressedBytes || !zeros(r.Value, bombValue) {
 			return errors.New("its record is not 64 MiB of zeros")
 		}
 	default:
 		return errors.New("no damage described")
 	}
 	return nil
+}
+
+// zeros says whether b is n zero bytes.
+func zeros(b []byte, n int) bool {
+	zero := make([]byte, 64<<10)
+	for len(b) > 0 {
+		k := min(len(b), len(zero))
+		if !bytes.Equal(b[:k], zero[:k]) {
+			return false
+		}
+		b, n = b[k:], n-k
+	}
+	return n == 0
 }
 
 // checkCounts checks valid_records_before and _after against the clean

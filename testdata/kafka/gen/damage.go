@@ -109,7 +109,7 @@ func (l *laid) at(s, i int) place {
 // count is how many records a batch holds: a magic 1 message holds its
 // inner messages, or itself.
 func (b *batch) count() int {
-	if b.raw[16] != 2 {
+	if magic(b.raw) != 2 {
 		return len(b.recs)
 	}
 	return int(header(b.raw).NumRecords)

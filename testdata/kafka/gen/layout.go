@@ -137,12 +137,13 @@ func (s *segment) timeIndex() {
 	}
 }
 
-// lay appends the batches as the broker did, rolling where they say,
-// and applies retention.
+// lay appends the batches as the broker did: it gives them their
+// offsets in order (checking those the broker gave already) and leader
+// epochs, rolls where they say, and applies retention.
 func (p *partitionLog) lay() (*laid, error) {
 	next := int64(0)
 	for _, b := range p.batches {
-		if b.raw[16] == 2 {
+		if magic(b.raw) == 2 {
 			if b.writer != "kmsg" && header(b.raw).FirstOffset != next {
 				return nil, fmt.Errorf("%s: the broker gave offset %d where %d comes next", p.dirName(), header(b.raw).FirstOffset, next)
 			}
@@ -181,7 +182,7 @@ func (p *partitionLog) lay() (*laid, error) {
 		if t != nil {
 			s.aborted = append(s.aborted, *t)
 		}
-		if b.raw[16] == 2 && b.epoch >= 0 && (len(l.epochs) == 0 || b.epoch > l.epochs[len(l.epochs)-1].Epoch) {
+		if magic(b.raw) == 2 && b.epoch >= 0 && (len(l.epochs) == 0 || b.epoch > l.epochs[len(l.epochs)-1].Epoch) {
 			l.epochs = append(l.epochs, epochEntry{b.epoch, first})
 		}
 	}
@@ -217,7 +218,7 @@ func truncateEpochs(es []epochEntry, logStart int64) []epochEntry {
 // span is an entry's first and last offset: a batch's, or a magic 1
 // message's (for a compressed one, its inner messages').
 func span(raw []byte) (first, last int64, err error) {
-	if raw[16] == 2 {
+	if magic(raw) == 2 {
 		h := header(raw)
 		return h.FirstOffset, h.FirstOffset + int64(h.LastOffsetDelta), nil
 	}
@@ -226,7 +227,7 @@ func span(raw []byte) (first, last int64, err error) {
 }
 
 func maxTimestamp(raw []byte) (int64, error) {
-	if raw[16] == 2 {
+	if magic(raw) == 2 {
 		return header(raw).MaxTimestamp, nil
 	}
 	_, _, ts, _, err := v1Span(raw)
@@ -264,7 +265,7 @@ func (ps producerState) entries() []producerEntry {
 // append takes in one batch; a marker ending a transaction with data
 // here returns its entry for the transaction index if it aborts it.
 func (ps producerState) append(raw []byte) (*abortedTxn, error) {
-	if raw[16] != 2 {
+	if magic(raw) != 2 {
 		return nil, nil
 	}
 	h := header(raw)

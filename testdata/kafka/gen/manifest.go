@@ -220,7 +220,7 @@ func describeBatch(b *batch, file string, pos int) (batchManifest, []recordManif
 // batchFields is what a batch's header says, or a magic 1 message's
 // (whose records are its inner messages when it is compressed).
 func batchFields(raw []byte) (batchManifest, error) {
-	bm := batchManifest{Bytes: len(raw), Magic: int8(raw[16]), TimestampType: "CreateTime"}
+	bm := batchManifest{Bytes: len(raw), Magic: magic(raw), TimestampType: "CreateTime"}
 	if bm.Magic != 2 {
 		first, last, ts, inner, err := v1Span(raw)
 		if err != nil {
@@ -257,7 +257,7 @@ func batchFields(raw []byte) (batchManifest, error) {
 // storedRecords reads a batch's records (or a magic 1 message's) back.
 func storedRecords(raw []byte) ([]recordManifest, error) {
 	var out []recordManifest
-	if raw[16] != 2 {
+	if magic(raw) != 2 {
 		_, _, _, inner, err := v1Span(raw)
 		for _, m := range inner {
 			out = append(out, recordManifest{Offset: m.Offset, Timestamp: m.Timestamp, KeyBase64: b64(m.Key), ValueBase64: b64(m.Value), Headers: []headerManifest{}})
