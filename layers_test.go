@@ -39,6 +39,7 @@ var layers = map[string][]string{
 	"bench/peers":            {},
 	"bench/spread":           {"logstore"},
 	"testdata/simplelog/gen": {"format"},
+	"testdata/kafka/gen":     {},
 }
 
 // testOnly may be imported by any package's tests.
@@ -71,7 +72,7 @@ var testOnlyExternal = []string{"github.com/prometheus/"}
 // bridge speaks it (and the benchmark's stand-in cluster).
 const kafkaClient = "github.com/twmb/franz-go/"
 
-var kafkaSpeakers = []string{"kafkabridge", "bench/kafka"}
+var kafkaSpeakers = []string{"kafkabridge", "bench/kafka", "testdata/kafka/gen"}
 
 func TestLayers(t *testing.T) {
 	seen := map[string]bool{}
