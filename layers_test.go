@@ -69,7 +69,8 @@ var forbiddenExternal = map[string][]string{
 var testOnlyExternal = []string{"github.com/prometheus/"}
 
 // kafkaClient is the Kafka protocol's module: outside tests only the
-// bridge speaks it (and the benchmark's stand-in cluster).
+// bridge speaks it, and the tools beside the product: the benchmark's
+// stand-in cluster and the generator of the Apache Kafka fixtures.
 const kafkaClient = "github.com/twmb/franz-go/"
 
 var kafkaSpeakers = []string{"kafkabridge", "bench/kafka", "testdata/kafka/gen"}
