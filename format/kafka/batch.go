@@ -188,6 +188,9 @@ func (h *BatchHeader) DeleteHorizon() bool { return h.Attributes&deleteHorizonFl
 // CheckCRC checks the stored CRC against batch, the whole batch this
 // header was parsed from (ErrShort when it holds less).
 func (h *BatchHeader) CheckCRC(batch []byte) error {
+	if h.Size() < BatchHeaderLen {
+		return errorf(ErrFormat, "batch length %d is less than the %d bytes of a batch header", h.BatchLength, BatchHeaderLen-LogOverhead)
+	}
 	if int64(len(batch)) < h.Size() {
 		return ErrShort
 	}
@@ -199,9 +202,10 @@ func (h *BatchHeader) CheckCRC(batch []byte) error {
 
 // Records is the records section of batch, the whole batch this header
 // was parsed from, compressed as Codec says; nil when batch holds less
-// than the header's Size.
+// than the header's Size, or the header is not one ParseBatchHeader
+// takes.
 func (h *BatchHeader) Records(batch []byte) []byte {
-	if int64(len(batch)) < h.Size() {
+	if h.Size() < BatchHeaderLen || int64(len(batch)) < h.Size() {
 		return nil
 	}
 	return batch[BatchHeaderLen:h.Size()]

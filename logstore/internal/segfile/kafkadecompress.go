@@ -97,7 +97,11 @@ func (d *decompressor) readAll(r io.Reader) ([]byte, error) {
 			if int64(len(out)) > d.limit {
 				return nil, ErrKafkaDecompressLimit
 			}
-			grown := make([]byte, len(out), min(max(2*int64(cap(out)), 64<<10), d.limit+1))
+			next := max(2*int64(cap(out)), 64<<10)
+			if next >= d.limit {
+				next = d.limit + 1
+			}
+			grown := make([]byte, len(out), next)
 			copy(grown, out)
 			out, d.out = grown, grown
 		}
@@ -169,27 +173,25 @@ func (d *decompressor) snappyBlock(out, block []byte) ([]byte, error) {
 	return out[:len(out)+len(dec)], nil
 }
 
-// unzstd decodes zstd frames, the decoder bounding what they may claim
-// and produce by the limit.
+// unzstd decodes zstd frames as a stream: DecodeAll would grow its
+// output by appending, several times the limit in all for frames that
+// declare no size, as the Java client's stream writes them.
 func (d *decompressor) unzstd(src []byte) ([]byte, error) {
+	d.src.Reset(src)
+	var err error
 	if d.zstd == nil {
-		var err error
-		d.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.limit)))
-		if err != nil {
-			return nil, err
-		}
-	}
-	out, err := d.zstd.DecodeAll(src, d.out[:0])
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
-		return nil, ErrKafkaDecompressLimit
+		d.zstd, err = zstd.NewReader(&d.src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.limit)))
+	} else {
+		err = d.zstd.Reset(&d.src)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if cap(out) > cap(d.out) {
-		d.out = out
+	out, err := d.readAll(d.zstd)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		return nil, ErrKafkaDecompressLimit
 	}
-	return out, nil
+	return out, err
 }
 
 // close releases the zstd decoder's resources.

@@ -79,7 +79,10 @@ func NewKafkaRecords(maxDecompressed int64) *KafkaRecords {
 // scanner moves on.
 func (c *KafkaRecords) Reset(b *KafkaBatch) {
 	c.b, c.started, c.data, c.decoded, c.read, c.err = b, false, nil, 0, 0, nil
-	c.prev = b.BaseOffset() - 1
+	c.prev = -1 // a legacy wrapper's header knows only its last offset
+	if !b.Legacy() {
+		c.prev = b.Header.BaseOffset - 1
+	}
 }
 
 // Next advances to the next record; false at the end of the batch's
@@ -146,14 +149,17 @@ func (c *KafkaRecords) damage(record int, err error) error {
 // start sets data to the batch's records, decompressed.
 func (c *KafkaRecords) start() error {
 	b := c.b
-	src, codec := b.Header.Records(b.Bytes), b.Header.Codec()
-	if b.Legacy() {
+	var src []byte
+	var codec kafka.Codec
+	switch {
+	case b.Legacy() && b.Message.Codec() == kafka.CodecNone:
+		return nil
+	case b.Legacy():
 		src, codec = b.Message.Value, b.Message.Codec()
-		if codec == kafka.CodecNone {
-			return nil
-		}
-	} else if b.Header.RecordsCount == 0 && codec != kafka.CodecNone {
+	case b.Header.RecordsCount == 0 && b.Header.Codec() != kafka.CodecNone:
 		return nil // Kafka reads nothing of an empty batch
+	default:
+		src, codec = b.Header.Records(b.Bytes), b.Header.Codec()
 	}
 	if codec == kafka.CodecNone {
 		c.data = src
