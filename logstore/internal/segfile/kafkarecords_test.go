@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -358,9 +360,16 @@ func TestKafkaRecordsAllocs(t *testing.T) {
 			}
 		}
 		read() // the buffers and decoder once
-		if allocs := testing.AllocsPerRun(50, read); allocs != 0 {
+		if allocs := testing.AllocsPerRun(50, read); allocs != 0 && !(tc.name == "zstd" && raceBuild()) {
 			t.Errorf("%s: %v allocations a batch", tc.name, allocs)
 		}
 		c.Close()
 	}
+}
+
+// raceBuild reports whether the test runs with the race detector, under
+// which sync.Pool drops what it is given (the zstd decoder's buffers).
+func raceBuild() bool {
+	bi, ok := debug.ReadBuildInfo()
+	return ok && slices.ContainsFunc(bi.Settings, func(s debug.BuildSetting) bool { return s.Key == "-race" && s.Value == "true" })
 }
