@@ -118,8 +118,10 @@ func (c *KafkaRecords) Next() bool {
 // errEnd is the end of a batch's records, no failure.
 var errEnd = errors.New("end of records")
 
-// Record is the current record. For a legacy message its deltas are 0
-// and it has no headers. Its bytes are valid until the next call.
+// Record is the current record, reused by the next (a legacy message's
+// has no deltas and no headers). Its key, value and headers alias the
+// batch's bytes or the cursor's buffer: valid until the cursor reads
+// another batch.
 func (c *KafkaRecords) Record() *kafka.Record { return &c.rec }
 
 // Offset is the current record's offset.
