@@ -252,8 +252,11 @@ func ParsePartitionMetadata(b []byte) (PartitionMetadata, error) {
 			return m, fmt.Errorf("%w: line %d: %w", ErrPartitionMetadata, num, err)
 		}
 	}
-	if lines < 2 {
-		return m, fmt.Errorf("%w: %d lines, want 2 (version and topic_id)", ErrPartitionMetadata, lines)
+	switch lines {
+	case 0:
+		return m, fmt.Errorf("%w: empty", ErrPartitionMetadata)
+	case 1:
+		return m, fmt.Errorf("%w: no topic_id line after the version", ErrPartitionMetadata)
 	}
 	return m, nil
 }

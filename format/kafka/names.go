@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The names in a Kafka log directory (one of a broker's log.dirs):
@@ -86,7 +87,8 @@ func ValidateTopic(name string) error {
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("%w: %q holds %q (allowed: a-z A-Z 0-9 . _ -)", ErrTopicName, name, c)
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			return fmt.Errorf("%w: %q holds %q (allowed: a-z A-Z 0-9 . _ -)", ErrTopicName, name, r)
 		}
 	}
 	return nil

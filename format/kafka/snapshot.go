@@ -71,13 +71,11 @@ func ParseSnapshot(b []byte) (Snapshot, error) {
 	}
 	count := int32(binary.BigEndian.Uint32(b[snapshotCRCAt+4:]))
 	body := b[snapshotHeaderLen:]
-	switch {
-	case count < 0:
-		return s, fmt.Errorf("%w: producer count %d", ErrSnapshot, count)
-	case int64(count)*snapshotEntryLen > int64(len(body)):
-		return s, fmt.Errorf("%w: %d producers need %d bytes, %d follow the header", ErrSnapshot, count, int64(count)*snapshotEntryLen, len(body))
-	case int64(count)*snapshotEntryLen < int64(len(body)):
-		return s, fmt.Errorf("%w: %d bytes after its %d producers", ErrSnapshot, int64(len(body))-int64(count)*snapshotEntryLen, count)
+	if count < 0 {
+		return s, fmt.Errorf("%w: producer count %d is negative", ErrSnapshot, count)
+	}
+	if int64(count)*snapshotEntryLen != int64(len(body)) {
+		return s, fmt.Errorf("%w: producer count %d needs %d bytes, %d follow the header", ErrSnapshot, count, int64(count)*snapshotEntryLen, len(body))
 	}
 	s.Producers = make([]ProducerEntry, count)
 	for i := range s.Producers {
