@@ -81,7 +81,10 @@ func ParseOffsetCheckpoint(b []byte) ([]OffsetCheckpointEntry, error) {
 		entries = append(entries, OffsetCheckpointEntry{Topic: tp.Topic, Partition: tp.Partition, Offset: off})
 		return nil
 	})
-	return entries, err
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
 }
 
 // ParseLeaderEpochCheckpoint decodes a leader-epoch-checkpoint. Kafka
@@ -110,7 +113,10 @@ func ParseLeaderEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 		entries = append(entries, e)
 		return nil
 	})
-	return entries, err
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
 }
 
 // checkpointEntries parses the frame of a checkpoint file, handing each
