@@ -103,16 +103,16 @@ const indexBlock = 64 << 10
 // Scanning back rather than searching keeps a zero entry among real ones
 // (damage) inside the count, where a sanity check reports it.
 func realEntries(r io.ReaderAt, size int64, entryLen, keep int64) (int64, error) {
-	n := size / entryLen
+	n := max(size, 0) / entryLen
 	buf := make([]byte, min(n*entryLen, indexBlock/entryLen*entryLen))
 	for n > keep {
 		k := min(n-keep, int64(len(buf))/entryLen)
 		b := buf[:k*entryLen]
-		if err := readFull(r, b, (n-k)*entryLen); err != nil {
+		if err := readIndexAt(r, b, (n-k)*entryLen); err != nil {
 			return 0, err
 		}
 		for i := k - 1; i >= 0; i-- {
-			if !allZero(b[i*entryLen : (i+1)*entryLen]) {
+			if !indexAllZero(b[i*entryLen : (i+1)*entryLen]) {
 				return n - k + i + 1, nil
 			}
 		}
@@ -121,9 +121,9 @@ func realEntries(r io.ReaderAt, size int64, entryLen, keep int64) (int64, error)
 	return n, nil
 }
 
-// readFull reads len(b) bytes at off: a file that ends before is
+// readIndexAt reads len(b) bytes at off: a file that ends before is
 // io.ErrUnexpectedEOF (it shrank since its size was taken).
-func readFull(r io.ReaderAt, b []byte, off int64) error {
+func readIndexAt(r io.ReaderAt, b []byte, off int64) error {
 	n, err := r.ReadAt(b, off)
 	switch {
 	case n == len(b):
@@ -134,7 +134,7 @@ func readFull(r io.ReaderAt, b []byte, off int64) error {
 	return err
 }
 
-func allZero(b []byte) bool {
+func indexAllZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {
 			return false
@@ -146,11 +146,12 @@ func allZero(b []byte) bool {
 // eachEntry hands each of the first n entries of entryLen bytes that r
 // reads to each, in order, a block at a time.
 func eachEntry(r io.ReaderAt, n, entryLen int64, each func(i int64, b []byte) error) error {
+	n = max(n, 0)
 	buf := make([]byte, min(n*entryLen, indexBlock/entryLen*entryLen))
 	for i := int64(0); i < n; {
 		k := min(n-i, int64(len(buf))/entryLen)
 		b := buf[:k*entryLen]
-		if err := readFull(r, b, i*entryLen); err != nil {
+		if err := readIndexAt(r, b, i*entryLen); err != nil {
 			return err
 		}
 		for ; len(b) > 0; b = b[entryLen:] {

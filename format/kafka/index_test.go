@@ -226,3 +226,16 @@ func FuzzTimeIndex(f *testing.F) {
 		}
 	})
 }
+
+func TestIndexNegativeSize(t *testing.T) {
+	r := bytes.NewReader(nil)
+	if n, err := kafka.OffsetIndexEntries(r, -8); n != 0 || err != nil {
+		t.Errorf(".index of -8 bytes: %d entries, %v", n, err)
+	}
+	if n, err := kafka.TimeIndexEntries(r, -12); n != 0 || err != nil {
+		t.Errorf(".timeindex of -12 bytes: %d entries, %v", n, err)
+	}
+	if err := kafka.CheckTxnIndex(r, -34, 0); err != nil {
+		t.Errorf(".txnindex of -34 bytes: %v", err)
+	}
+}

@@ -97,7 +97,7 @@ func TestParseFileName(t *testing.T) {
 	}
 }
 
-func FuzzNames(f *testing.F) {
+func FuzzDirAndFileNames(f *testing.F) {
 	for _, s := range []string{
 		"orders-0", "my-topic-12", "orders-01", "orders-0.6c1bb7a2d5f84d5b9a3c0e1f2a3b4c5d-delete", "a.b-7.x-stray",
 		"00000000000000004711.log.deleted", "09223372036854775808.log", "", "-", ".",
