@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore"
 )
@@ -533,4 +534,29 @@ func TestOpenKafkaLogDirDamagedFiles(t *testing.T) {
 	if c := d.Checkpoints("orders", 0); c != (logstore.KafkaCheckpoints{}) {
 		t.Errorf("checkpoints %+v", c)
 	}
+}
+
+func FuzzIsKafkaSegment(f *testing.F) {
+	for _, b := range [][]byte{
+		nil,
+		kdBatch(0, 0, "hello", "world"),
+		kdBatch(0, 0x30, ""),
+		kdMessage(0, 0, 0, []byte("k"), []byte("v")),
+		kdMessage(1, 1, 1, nil, kdMessage(1, 0, 0, nil, []byte("a"))),
+		kdBatch(0, 0, "x")[:61],
+		make([]byte, 64),
+	} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !logstore.IsKafkaSegment(b) {
+			return
+		}
+		if _, _, err := format.ParseRecord(b); err == nil {
+			t.Fatal("a sound seglog record taken for Kafka's")
+		}
+		if b[16] > 2 {
+			t.Fatalf("magic %d taken for Kafka's", b[16])
+		}
+	})
 }
