@@ -1,0 +1,449 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/format/kafka"
+	"github.com/seglog/seglog/logstore/internal/fsx"
+)
+
+// A read-only view of an Apache Kafka log directory (one of a broker's
+// log.dirs): its topics' partition directories, the directories Kafka
+// moved aside, meta.properties and the offset checkpoints, and each
+// partition's leader epochs and topic id. Every file is opened read-only;
+// nothing is locked, created, renamed or written, so it is safe beside a
+// running broker (which may replace a checkpoint between two reads).
+// The files' formats are format/kafka's.
+
+// ErrNotKafkaLogDir means a directory is no Apache Kafka log directory.
+var ErrNotKafkaLogDir = errors.New("not an Apache Kafka log directory")
+
+// kafkaTextMax bounds the text files read whole (meta.properties, the
+// checkpoints): a checkpoint takes a line per partition of the broker,
+// far below this for any broker.
+const kafkaTextMax = 64 << 20
+
+// kafkaProbeMax bounds the first batch read to tell a Kafka segment from
+// a seglog one: larger than any batch a broker accepts unless told to.
+const kafkaProbeMax = 64 << 20
+
+// IsKafkaLogDir reports whether dir is an Apache Kafka log directory: it
+// holds a meta.properties, or a partition directory (TOPIC-PARTITION)
+// holding Kafka's files. Kafka and seglog both name segments
+// <20 digits>.log, so a partition directory that holds nothing only Kafka
+// writes (a leader-epoch-checkpoint, a partition.metadata, a .snapshot, a
+// .txnindex) is told by the content of its first non-empty .log (see
+// IsKafkaSegment). seglog's own data directory is never one: its topic
+// directories hold partition directories, not segments.
+func IsKafkaLogDir(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	return isKafkaLogDir(dir, entries)
+}
+
+func isKafkaLogDir(dir string, entries []os.DirEntry) (bool, error) {
+	for _, e := range entries {
+		if e.Name() == kafka.MetaPropertiesFile && e.Type().IsRegular() {
+			return true, nil
+		}
+	}
+	var firstErr error
+	for _, e := range entries {
+		if _, err := kafka.ParsePartitionDir(e.Name()); err != nil || !entryIsDir(dir, e) {
+			continue
+		}
+		ok, err := isKafkaPartitionDir(filepath.Join(dir, e.Name()))
+		if ok {
+			return true, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return false, firstErr
+}
+
+// isKafkaPartitionDir reports whether dir holds a Kafka partition's
+// files.
+func isKafkaPartitionDir(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	var logs []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		name := e.Name()
+		if name == kafka.LeaderEpochCheckpoint || name == kafka.PartitionMetadataFile {
+			return true, nil
+		}
+		fn, err := kafka.ParseFileName(name)
+		switch {
+		case err != nil:
+		case fn.Ext == kafka.TxnIndexExt || fn.Ext == kafka.SnapshotExt:
+			return true, nil
+		case fn.Ext == kafka.LogExt && fn.Suffix == "":
+			logs = append(logs, name) // in name order, so by base offset
+		}
+	}
+	for _, name := range logs {
+		first, err := readKafkaProbe(filepath.Join(dir, name))
+		if err != nil || len(first) > 0 {
+			return err == nil && IsKafkaSegment(first), err
+		}
+	}
+	return false, nil
+}
+
+// readKafkaProbe reads the start of a .log, its first batch whole when
+// its header gives a length the file can hold (and kafkaProbeMax does):
+// what IsKafkaSegment needs. An empty file gives nothing.
+func readKafkaProbe(path string) ([]byte, error) {
+	f, size, err := fsx.OpenIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, min(size, kafkaBatchHeaderLen))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, err
+	}
+	n, ok := kafkaFirstLen(head)
+	if !ok || n > size || n > kafkaProbeMax || n <= int64(len(head)) {
+		return head, nil
+	}
+	first := make([]byte, n)
+	if _, err := f.ReadAt(first, 0); err != nil {
+		return nil, err
+	}
+	return first, nil
+}
+
+// The fields of a Kafka batch (magic 2) or legacy message (magic 0 and 1)
+// that tell one: both start | offset i64 | length i32 |, the length
+// counting the bytes after it; a batch goes on | leader epoch i32 |
+// magic i8 | crc u32 | attributes i16 | ..., a message | crc u32 |
+// magic i8 | attributes i8 | ....
+const (
+	kafkaLengthAt       = 8
+	kafkaMagicAt        = 16
+	kafkaBatchCRCAt     = 17
+	kafkaBatchAttrsAt   = 21
+	kafkaBatchHeaderLen = 61
+	kafkaMessageCRCAt   = 12
+)
+
+var kafkaBatchCRCTable = crc32.MakeTable(crc32.Castagnoli)
+
+// kafkaFirstLen is how long the batch or message whose first bytes head
+// holds says it is, when its magic and length are Kafka's.
+func kafkaFirstLen(head []byte) (int64, bool) {
+	if len(head) <= kafkaMagicAt {
+		return 0, false
+	}
+	var least int64 // the length of one with no records, key or value
+	switch head[kafkaMagicAt] {
+	case 0:
+		least = 14
+	case 1:
+		least = 22
+	case 2:
+		least = kafkaBatchHeaderLen - 12
+	default:
+		return 0, false
+	}
+	length := int64(int32(binary.BigEndian.Uint32(head[kafkaLengthAt:])))
+	return 12 + length, length >= least
+}
+
+// IsKafkaSegment reports whether first, the first bytes of a non-empty
+// .log, begin with a whole Kafka record batch (magic 2) or legacy message
+// (magic 0 or 1) whose checksum matches, and not with a seglog record
+// whose checksum does. Byte 16 is Kafka's magic, and a seglog record's
+// timestamp's top byte there can be anything, so the magic alone decides
+// nothing; a checksum over the whole batch does, so first must hold it
+// (IsKafkaLogDir reads it whole).
+func IsKafkaSegment(first []byte) bool {
+	if _, _, err := format.ParseRecord(first); err == nil {
+		return false
+	}
+	n, ok := kafkaFirstLen(first)
+	if !ok || n > int64(len(first)) {
+		return false
+	}
+	b := first[:n]
+	if int64(binary.BigEndian.Uint64(b)) < 0 {
+		return false
+	}
+	if b[kafkaMagicAt] == 2 {
+		attrs := binary.BigEndian.Uint16(b[kafkaBatchAttrsAt:])
+		return attrs&7 <= 4 && attrs>>7 == 0 && // a codec Kafka knows; no unused bit set
+			binary.BigEndian.Uint32(b[kafkaBatchCRCAt:]) == crc32.Checksum(b[kafkaBatchAttrsAt:], kafkaBatchCRCTable)
+	}
+	return kafkaMessageSound(b)
+}
+
+// kafkaMessageSound reports whether b is exactly one whole legacy message
+// whose CRC-32 matches: | crc | magic | attributes | timestamp (magic 1) |
+// key (i32 length, -1 for none) | value (likewise) |.
+func kafkaMessageSound(b []byte) bool {
+	magic, attrs := b[kafkaMagicAt], b[kafkaMagicAt+1]
+	if attrs&7 > 3 || attrs>>4 != 0 || magic == 0 && attrs&8 != 0 { // codec, unused bits, timestamp type (magic 1 only)
+		return false
+	}
+	rest := b[kafkaMagicAt+2:]
+	if magic == 1 {
+		rest = rest[8:]
+	}
+	for range 2 { // key, then value
+		if len(rest) < 4 {
+			return false
+		}
+		n := int64(int32(binary.BigEndian.Uint32(rest)))
+		if n < -1 || n > int64(len(rest))-4 {
+			return false
+		}
+		rest = rest[4+max(n, 0):]
+	}
+	return len(rest) == 0 && binary.BigEndian.Uint32(b[kafkaMessageCRCAt:]) == crc32.ChecksumIEEE(b[kafkaMagicAt:])
+}
+
+// KafkaLogDir is a Kafka log directory as it was when opened.
+type KafkaLogDir struct {
+	dir         string
+	partitions  map[string][]KafkaPartitionDir // by topic, by number
+	leftovers   []KafkaLeftover
+	meta        kafka.MetaProperties
+	metaOK      bool
+	files       []KafkaDirFile
+	checkpoints map[kafka.PartitionDir]KafkaCheckpoints
+}
+
+// KafkaPartitionDir is a partition directory of a Kafka log directory.
+type KafkaPartitionDir struct {
+	Topic     string
+	Partition int32
+	Dir       string // its path
+}
+
+// KafkaLeftover is a partition directory Kafka moved aside: deleted,
+// being moved in from another log directory, or a stray.
+type KafkaLeftover struct {
+	kafka.LeftoverDir
+	Dir string // its path
+}
+
+// KafkaDirFile is one of a log directory's own files and what reading it
+// gave.
+type KafkaDirFile struct {
+	Name string // kafka.MetaPropertiesFile, kafka.RecoveryPointCheckpoint, ...
+	Path string
+	// Err is why it could not be read or parsed, naming it; it wraps
+	// fs.ErrNotExist when the file is missing. nil: read and parsed.
+	Err error
+}
+
+// KafkaOffset is an offset a checkpoint may hold for a partition.
+type KafkaOffset struct {
+	Offset int64
+	Known  bool // false: the file is missing or damaged, or has no entry for the partition
+}
+
+// KafkaCheckpoints is what the log directory's checkpoints hold for a
+// partition.
+type KafkaCheckpoints struct {
+	RecoveryPoint  KafkaOffset // recovery-point-offset-checkpoint: flushed up to here
+	LogStartOffset KafkaOffset // log-start-offset-checkpoint
+	HighWatermark  KafkaOffset // replication-offset-checkpoint
+	CleanerOffset  KafkaOffset // cleaner-offset-checkpoint: compacted up to here
+}
+
+// kafkaCheckpointFiles are the offset checkpoints, in the order Files
+// lists them, with the value each holds.
+var kafkaCheckpointFiles = []struct {
+	name  string
+	field func(*KafkaCheckpoints) *KafkaOffset
+}{
+	{kafka.RecoveryPointCheckpoint, func(c *KafkaCheckpoints) *KafkaOffset { return &c.RecoveryPoint }},
+	{kafka.LogStartOffsetCheckpoint, func(c *KafkaCheckpoints) *KafkaOffset { return &c.LogStartOffset }},
+	{kafka.ReplicationCheckpoint, func(c *KafkaCheckpoints) *KafkaOffset { return &c.HighWatermark }},
+	{kafka.CleanerOffsetCheckpoint, func(c *KafkaCheckpoints) *KafkaOffset { return &c.CleanerOffset }},
+}
+
+// OpenKafkaLogDir lists the Kafka log directory dir and reads its
+// meta.properties and offset checkpoints. A file that is missing or
+// damaged is no failure: Files says what is wrong with it, and the
+// values it would give are unknown.
+func OpenKafkaLogDir(dir string) (*KafkaLogDir, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := isKafkaLogDir(dir, entries); !ok {
+		if err == nil {
+			err = fmt.Errorf("%s: %w", dir, ErrNotKafkaLogDir)
+		}
+		return nil, err
+	}
+	d := &KafkaLogDir{dir: dir, partitions: map[string][]KafkaPartitionDir{}, checkpoints: map[kafka.PartitionDir]KafkaCheckpoints{}}
+	for _, e := range entries {
+		if !entryIsDir(dir, e) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if p, err := kafka.ParsePartitionDir(e.Name()); err == nil {
+			d.partitions[p.Topic] = append(d.partitions[p.Topic], KafkaPartitionDir{Topic: p.Topic, Partition: p.Partition, Dir: path})
+		} else if l, err := kafka.ParseLeftoverDir(e.Name()); err == nil {
+			d.leftovers = append(d.leftovers, KafkaLeftover{LeftoverDir: l, Dir: path})
+		}
+	}
+	for _, ps := range d.partitions {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Partition < ps[j].Partition })
+	}
+
+	path := filepath.Join(dir, kafka.MetaPropertiesFile)
+	b, err := readKafkaText(path)
+	if err == nil {
+		if d.meta, err = kafka.ParseMetaProperties(b); err == nil {
+			d.metaOK = true
+		} else {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	d.files = append(d.files, KafkaDirFile{Name: kafka.MetaPropertiesFile, Path: path, Err: err})
+	for _, cf := range kafkaCheckpointFiles {
+		path := filepath.Join(dir, cf.name)
+		b, err := readKafkaText(path)
+		var offsets []kafka.OffsetCheckpointEntry
+		if err == nil {
+			if offsets, err = kafka.ParseOffsetCheckpoint(b); err != nil {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		for _, e := range offsets {
+			tp := kafka.PartitionDir{Topic: e.Topic, Partition: e.Partition}
+			c := d.checkpoints[tp]
+			*cf.field(&c) = KafkaOffset{Offset: e.Offset, Known: true}
+			d.checkpoints[tp] = c
+		}
+		d.files = append(d.files, KafkaDirFile{Name: cf.name, Path: path, Err: err})
+	}
+	return d, nil
+}
+
+// Dir is the log directory's path.
+func (d *KafkaLogDir) Dir() string { return d.dir }
+
+// Topics lists the topics that have a partition directory, sorted.
+func (d *KafkaLogDir) Topics() []string {
+	topics := make([]string, 0, len(d.partitions))
+	for t := range d.partitions {
+		topics = append(topics, t)
+	}
+	slices.Sort(topics)
+	return topics
+}
+
+// Partitions lists topic's partition directories, by number.
+func (d *KafkaLogDir) Partitions(topic string) []KafkaPartitionDir {
+	return slices.Clone(d.partitions[topic])
+}
+
+// Leftovers lists the directories Kafka moved aside (-delete, -future,
+// -stray), by name.
+func (d *KafkaLogDir) Leftovers() []KafkaLeftover { return slices.Clone(d.leftovers) }
+
+// Meta is what meta.properties says; false when it is missing or damaged
+// (Files says which).
+func (d *KafkaLogDir) Meta() (kafka.MetaProperties, bool) { return d.meta, d.metaOK }
+
+// Files lists meta.properties and the offset checkpoints, each with why
+// it could not be read, if it could not.
+func (d *KafkaLogDir) Files() []KafkaDirFile { return slices.Clone(d.files) }
+
+// Checkpoints is what the offset checkpoints hold for a partition.
+func (d *KafkaLogDir) Checkpoints(topic string, partition int32) KafkaCheckpoints {
+	return d.checkpoints[kafka.PartitionDir{Topic: topic, Partition: partition}]
+}
+
+// LeaderEpochs reads the partition's leader-epoch-checkpoint: the offset
+// each leader epoch started at, by epoch.
+func (p KafkaPartitionDir) LeaderEpochs() ([]kafka.EpochEntry, error) {
+	path := filepath.Join(p.Dir, kafka.LeaderEpochCheckpoint)
+	b, err := readKafkaText(path)
+	if err != nil {
+		return nil, err
+	}
+	epochs, err := kafka.ParseLeaderEpochCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return epochs, nil
+}
+
+// TopicID reads the partition's partition.metadata: the id of its topic.
+func (p KafkaPartitionDir) TopicID() (kafka.UUID, error) {
+	path := filepath.Join(p.Dir, kafka.PartitionMetadataFile)
+	b, err := readKafkaText(path)
+	if err != nil {
+		return kafka.UUID{}, err
+	}
+	m, err := kafka.ParsePartitionMetadata(b)
+	if err != nil {
+		return kafka.UUID{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return m.TopicID, nil
+}
+
+// kafkaMissingError is a Kafka file that is not there.
+type kafkaMissingError struct{ path string }
+
+func (e *kafkaMissingError) Error() string { return e.path + " is missing" }
+func (e *kafkaMissingError) Unwrap() error { return fs.ErrNotExist }
+
+// readKafkaText reads one of Kafka's text files whole, read-only, never
+// through a symbolic link nor from anything but a regular file.
+func readKafkaText(path string) ([]byte, error) {
+	f, size, err := fsx.OpenIndex(path)
+	var nr *fsx.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &kafkaMissingError{path}
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, nr.Kind())
+	case err != nil:
+		return nil, err
+	}
+	defer f.Close()
+	if size > kafkaTextMax {
+		return nil, fmt.Errorf("%s: %d bytes, too large for one of Kafka's text files", path, size)
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// entryIsDir reports whether the entry of dir is a directory, or a
+// symbolic link to one.
+func entryIsDir(dir string, e os.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && fi.IsDir()
+}
