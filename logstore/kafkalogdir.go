@@ -1,19 +1,17 @@
 package logstore
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 
-	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore/internal/fsx"
+	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
 // A read-only view of an Apache Kafka log directory (one of a broker's
@@ -117,11 +115,11 @@ func readKafkaProbe(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	head := make([]byte, min(size, kafkaBatchHeaderLen))
+	head := make([]byte, min(size, kafka.BatchHeaderLen))
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, err
 	}
-	n, ok := kafkaFirstLen(head)
+	n, ok := segfile.KafkaEntryLen(head)
 	if !ok || n > size || n > kafkaProbeMax || n <= int64(len(head)) {
 		return head, nil
 	}
@@ -132,94 +130,11 @@ func readKafkaProbe(path string) ([]byte, error) {
 	return first, nil
 }
 
-// The fields of a Kafka batch (magic 2) or legacy message (magic 0 and 1)
-// that tell one: both start | offset i64 | length i32 |, the length
-// counting the bytes after it; a batch goes on | leader epoch i32 |
-// magic i8 | crc u32 | attributes i16 | ..., a message | crc u32 |
-// magic i8 | attributes i8 | ....
-const (
-	kafkaLengthAt       = 8
-	kafkaMagicAt        = 16
-	kafkaBatchCRCAt     = 17
-	kafkaBatchAttrsAt   = 21
-	kafkaBatchHeaderLen = 61
-	kafkaMessageCRCAt   = 12
-)
-
-var kafkaBatchCRCTable = crc32.MakeTable(crc32.Castagnoli)
-
-// kafkaFirstLen is how long the batch or message whose first bytes head
-// holds says it is, when its magic and length are Kafka's.
-func kafkaFirstLen(head []byte) (int64, bool) {
-	if len(head) <= kafkaMagicAt {
-		return 0, false
-	}
-	var least int64 // the length of one with no records, key or value
-	switch head[kafkaMagicAt] {
-	case 0:
-		least = 14
-	case 1:
-		least = 22
-	case 2:
-		least = kafkaBatchHeaderLen - 12
-	default:
-		return 0, false
-	}
-	length := int64(int32(binary.BigEndian.Uint32(head[kafkaLengthAt:])))
-	return 12 + length, length >= least
-}
-
 // IsKafkaSegment reports whether first, the first bytes of a non-empty
-// .log, begin with a whole Kafka record batch (magic 2) or legacy message
-// (magic 0 or 1) whose checksum matches, and not with a seglog record
-// whose checksum does. Byte 16 is Kafka's magic, and a seglog record's
-// timestamp's top byte there can be anything, so the magic alone decides
-// nothing; a checksum over the whole batch does, so first must hold it
-// (IsKafkaLogDir reads it whole).
-func IsKafkaSegment(first []byte) bool {
-	if _, _, err := format.ParseRecord(first); err == nil {
-		return false
-	}
-	n, ok := kafkaFirstLen(first)
-	if !ok || n > int64(len(first)) {
-		return false
-	}
-	b := first[:n]
-	if int64(binary.BigEndian.Uint64(b)) < 0 {
-		return false
-	}
-	if b[kafkaMagicAt] == 2 {
-		attrs := binary.BigEndian.Uint16(b[kafkaBatchAttrsAt:])
-		return attrs&7 <= 4 && attrs>>7 == 0 && // a codec Kafka knows; no unused bit set
-			binary.BigEndian.Uint32(b[kafkaBatchCRCAt:]) == crc32.Checksum(b[kafkaBatchAttrsAt:], kafkaBatchCRCTable)
-	}
-	return kafkaMessageSound(b)
-}
-
-// kafkaMessageSound reports whether b is exactly one whole legacy message
-// whose CRC-32 matches: | crc | magic | attributes | timestamp (magic 1) |
-// key (i32 length, -1 for none) | value (likewise) |.
-func kafkaMessageSound(b []byte) bool {
-	magic, attrs := b[kafkaMagicAt], b[kafkaMagicAt+1]
-	if attrs&7 > 3 || attrs>>4 != 0 || magic == 0 && attrs&8 != 0 { // codec, unused bits, timestamp type (magic 1 only)
-		return false
-	}
-	rest := b[kafkaMagicAt+2:]
-	if magic == 1 {
-		rest = rest[8:]
-	}
-	for range 2 { // key, then value
-		if len(rest) < 4 {
-			return false
-		}
-		n := int64(int32(binary.BigEndian.Uint32(rest)))
-		if n < -1 || n > int64(len(rest))-4 {
-			return false
-		}
-		rest = rest[4+max(n, 0):]
-	}
-	return len(rest) == 0 && binary.BigEndian.Uint32(b[kafkaMessageCRCAt:]) == crc32.ChecksumIEEE(b[kafkaMagicAt:])
-}
+// .log, begin with a whole Kafka record batch or legacy message whose
+// checksum matches, and not with a seglog record whose checksum does
+// (segfile.IsKafkaSegment).
+func IsKafkaSegment(first []byte) bool { return segfile.IsKafkaSegment(first) }
 
 // KafkaLogDir is a Kafka log directory as it was when opened.
 type KafkaLogDir struct {

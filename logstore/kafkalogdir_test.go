@@ -40,7 +40,7 @@ func kdBatch(base int64, attrs int16, values ...string) []byte {
 		PartitionLeaderEpoch: 3,
 		Magic:                2,
 		Attributes:           attrs,
-		LastOffsetDelta:      int32(len(values) - 1),
+		LastOffsetDelta:      int32(max(len(values)-1, 0)), // an emptied batch keeps a delta of 0 at least
 		FirstTimestamp:       1700000000000,
 		MaxTimestamp:         1700000000000 + int64(len(values)-1),
 		ProducerID:           -1,
