@@ -1,0 +1,447 @@
+package logstore_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// The committed Apache Kafka fixtures (testdata/kafka, written by kcat,
+// franz-go and kmsg through franz-go's broker kfake) read against what
+// their manifest says they hold.
+
+const kafkaFixtures = "../testdata/kafka"
+
+type kmManifest struct {
+	LogDir struct {
+		Partitions []kmPartition `json:"partitions"`
+	} `json:"logdir"`
+	Damaged []kmDamaged `json:"damaged"`
+}
+
+type kmPartition struct {
+	Dir            string `json:"dir"`
+	LogStartOffset uint64 `json:"log_start_offset"`
+	LogEndOffset   uint64 `json:"log_end_offset"`
+	Segments       []struct {
+		BaseOffset       uint64                              `json:"base_offset"`
+		Active           bool                                `json:"active"`
+		Log              string                              `json:"log"`
+		LogBytes         int64                               `json:"log_bytes"`
+		IndexEntries     []struct{ Offset, Position int64 }  `json:"index_entries"`
+		TimeIndexEntries []struct{ Timestamp, Offset int64 } `json:"timeindex_entries"`
+		IndexBytes       int64                               `json:"index_bytes"`
+		TimeIndexBytes   int64                               `json:"timeindex_bytes"`
+	} `json:"segments"`
+	Batches  []kmBatch  `json:"batches"`
+	Records  []kmRecord `json:"records"`
+	TxnIndex []struct {
+		File             string `json:"file"`
+		ProducerID       int64  `json:"producer_id"`
+		FirstOffset      int64  `json:"first_offset"`
+		LastOffset       int64  `json:"last_offset"`
+		LastStableOffset int64  `json:"last_stable_offset"`
+	} `json:"txn_index"`
+}
+
+type kmBatch struct {
+	File          string `json:"file"`
+	Position      int64  `json:"position"`
+	Bytes         int64  `json:"bytes"`
+	Magic         int8   `json:"magic"`
+	BaseOffset    uint64 `json:"base_offset"`
+	LastOffset    uint64 `json:"last_offset"`
+	RecordCount   int    `json:"record_count"`
+	Codec         string `json:"codec"`
+	TimestampType string `json:"timestamp_type"`
+	Transactional bool   `json:"transactional"`
+	Control       bool   `json:"control"`
+	ProducerID    int64  `json:"producer_id"`
+	ProducerEpoch int16  `json:"producer_epoch"`
+	BaseSequence  int32  `json:"base_sequence"`
+	LeaderEpoch   int32  `json:"partition_leader_epoch"`
+	CRC           uint32 `json:"crc"`
+	BaseTimestamp int64  `json:"base_timestamp"`
+	MaxTimestamp  int64  `json:"max_timestamp"`
+}
+
+type kmRecord struct {
+	Offset    uint64  `json:"offset"`
+	Timestamp int64   `json:"timestamp"`
+	Key       *string `json:"key_base64"`
+	Value     *string `json:"value_base64"`
+	Headers   []struct {
+		Key   string  `json:"key"`
+		Value *string `json:"value_base64"`
+	} `json:"headers"`
+	Control       bool `json:"control"`
+	Aborted       bool `json:"aborted"`
+	BelowLogStart bool `json:"below_log_start"`
+}
+
+type kmDamaged struct {
+	Name               string       `json:"name"`
+	Kind               string       `json:"kind"`
+	Dir                string       `json:"dir"`
+	CopyOf             string       `json:"copy_of"`
+	File               string       `json:"file"`
+	Pos                int64        `json:"pos"`
+	BaseOffset         uint64       `json:"base_offset"`
+	ValidRecordsBefore int          `json:"valid_records_before"`
+	ValidRecordsAfter  int          `json:"valid_records_after"`
+	Log                *kmPartition `json:"log"`
+}
+
+func kmLoad(t *testing.T) *kmManifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(kafkaFixtures, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m kmManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.LogDir.Partitions) == 0 || len(m.Damaged) == 0 {
+		t.Fatal("the manifest lists no partitions")
+	}
+	return &m
+}
+
+// partition is the clean partition dir of the manifest.
+func (m *kmManifest) partition(t *testing.T, dir string) *kmPartition {
+	for i := range m.LogDir.Partitions {
+		if m.LogDir.Partitions[i].Dir == dir {
+			return &m.LogDir.Partitions[i]
+		}
+	}
+	t.Fatalf("no partition %s in the manifest", dir)
+	return nil
+}
+
+func kmOpen(t *testing.T, dir string) *logstore.KafkaPartition {
+	t.Helper()
+	p, err := logstore.OpenKafkaPartition(filepath.Join(kafkaFixtures, dir), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func kmBytes(t *testing.T, s *string) []byte {
+	if s == nil {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(*s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// kmWant is the records a reader yields: data records at or above the
+// log start, and with committed none of an aborted transaction.
+func (p *kmPartition) want(committed bool) []kmRecord {
+	var out []kmRecord
+	for _, r := range p.Records {
+		if r.Control || r.BelowLogStart || committed && r.Aborted {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// batchOf is the manifest's batch holding off.
+func (p *kmPartition) batchOf(off uint64) *kmBatch {
+	for i := range p.Batches {
+		if b := &p.Batches[i]; b.BaseOffset <= off && off <= b.LastOffset {
+			return b
+		}
+	}
+	return nil
+}
+
+// kmRead reads every record of it, going on after damage, and the
+// damage met.
+func kmRead(t *testing.T, it logstore.RecordIterator) (recs []logstore.Record, damage []*logstore.CorruptionError) {
+	t.Helper()
+	defer it.Close()
+	for {
+		for it.Next() {
+			r := *it.Record()
+			r.Key, r.Value = slices.Clone(r.Key), slices.Clone(r.Value)
+			r.Headers = slices.Clone(r.Headers)
+			for i, h := range r.Headers {
+				r.Headers[i].Value = slices.Clone(h.Value)
+			}
+			recs = append(recs, r)
+		}
+		var ce *logstore.CorruptionError
+		if !errors.As(it.Err(), &ce) {
+			if it.Err() != nil {
+				t.Fatal(it.Err())
+			}
+			return recs, damage
+		}
+		damage = append(damage, ce)
+		if !it.SkipCorrupt() {
+			return recs, damage
+		}
+	}
+}
+
+// sameBytes tells nil (null) from empty.
+func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
+
+func checkRecords(t *testing.T, p *kmPartition, got []logstore.Record, want []kmRecord) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d records, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Offset != w.Offset || g.Timestamp != w.Timestamp*1e6 {
+			t.Fatalf("record %d: offset %d timestamp %d, want %d %d", i, g.Offset, g.Timestamp, w.Offset, w.Timestamp*1e6)
+		}
+		if !sameBytes(g.Key, kmBytes(t, w.Key)) || !sameBytes(g.Value, kmBytes(t, w.Value)) {
+			t.Fatalf("offset %d: key %q value %q, want %v %v", g.Offset, g.Key, g.Value, w.Key, w.Value)
+		}
+		if len(g.Headers) != len(w.Headers) {
+			t.Fatalf("offset %d: %d headers, want %d", g.Offset, len(g.Headers), len(w.Headers))
+		}
+		for j, h := range w.Headers {
+			if g.Headers[j].Key != h.Key || !sameBytes(g.Headers[j].Value, kmBytes(t, h.Value)) {
+				t.Fatalf("offset %d header %d: %q=%q, want %q", g.Offset, j, g.Headers[j].Key, g.Headers[j].Value, h.Key)
+			}
+		}
+		b := p.batchOf(w.Offset)
+		gb := g.Batch
+		if b == nil || gb == nil {
+			t.Fatalf("offset %d: batch %v, manifest's %v", g.Offset, gb, b)
+		}
+		wantBatch := logstore.Batch{
+			Magic: b.Magic, BaseOffset: b.BaseOffset, LastOffset: b.LastOffset, Pos: b.Position, Size: b.Bytes,
+			Records: b.RecordCount, Codec: b.Codec, LogAppendTime: b.TimestampType == "LogAppendTime",
+			Transactional: b.Transactional, Control: b.Control, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch,
+			BaseSequence: b.BaseSequence, PartitionLeaderEpoch: b.LeaderEpoch, CRC: b.CRC,
+			BaseTimestamp: b.BaseTimestamp, MaxTimestamp: b.MaxTimestamp,
+		}
+		if *gb != wantBatch || g.Pos != b.Position || g.CRC != b.CRC {
+			t.Fatalf("offset %d: batch\n%+v, want\n%+v", g.Offset, *gb, wantBatch)
+		}
+		if i > 0 && got[i-1].Offset == g.Offset-1 && got[i-1].Batch.BaseOffset == gb.BaseOffset && got[i-1].Batch != gb {
+			t.Fatalf("offset %d: a batch's records do not share its *Batch", g.Offset)
+		}
+	}
+}
+
+// wantAtTime is the offset OffsetAtTime finds for ms by Kafka's rule, in
+// the manifest's batches: the first data batch with a max timestamp at
+// or after ms, its first record at or after ms; next when none.
+func (p *kmPartition) wantAtTime(ms int64, next uint64) uint64 {
+	for _, b := range p.Batches {
+		if b.Control || b.MaxTimestamp < ms || b.LastOffset < p.LogStartOffset {
+			continue
+		}
+		for _, r := range p.Records {
+			if r.Offset >= b.BaseOffset && r.Offset <= b.LastOffset && r.Offset >= p.LogStartOffset && r.Timestamp >= ms {
+				return r.Offset
+			}
+		}
+	}
+	return next
+}
+
+func checkOffsetAtTime(t *testing.T, kp *logstore.KafkaPartition, p *kmPartition, next uint64) {
+	t.Helper()
+	var probes []int64
+	for _, r := range p.Records {
+		probes = append(probes, r.Timestamp-1, r.Timestamp, r.Timestamp+1)
+	}
+	for _, b := range p.Batches {
+		probes = append(probes, b.MaxTimestamp, b.MaxTimestamp+1)
+	}
+	probes = append(probes, -1<<40, 1<<43) // 1<<43 ms: the year 2248, still in int64 ns
+	for _, ms := range probes {
+		want := p.wantAtTime(ms, next)
+		got, err := kp.OffsetAtTime(ms * 1e6)
+		if err != nil || got != want {
+			t.Fatalf("OffsetAtTime(%d ms) = %d, %v; want %d", ms, got, err, want)
+		}
+		// A time inside the millisecond goes to the next one.
+		if got, err := kp.OffsetAtTime(ms*1e6 - 999_999); err != nil || got != want {
+			t.Fatalf("OffsetAtTime(%d ms - 999999 ns) = %d, %v; want %d", ms, got, err, want)
+		}
+	}
+}
+
+func TestKafkaFixturePartitions(t *testing.T) {
+	m := kmLoad(t)
+	for _, p := range m.LogDir.Partitions {
+		t.Run(filepath.Base(p.Dir), func(t *testing.T) {
+			kp := kmOpen(t, p.Dir)
+			kp.SetLogStart(p.LogStartOffset)
+			if kp.Layout() != logstore.LayoutKafka || kp.Name() != p.Dir || len(kp.KafkaSegments()) != len(p.Segments) {
+				t.Fatalf("layout %v name %q segments %d", kp.Layout(), kp.Name(), len(kp.KafkaSegments()))
+			}
+			e, err := kp.Extent()
+			if err != nil || e != (logstore.Extent{Start: p.LogStartOffset, Next: p.LogEndOffset}) {
+				t.Fatalf("Extent %+v, %v; want %d..%d", e, err, p.LogStartOffset, p.LogEndOffset)
+			}
+			for _, committed := range []bool{false, true} {
+				it, err := kp.ReadKafka(0, logstore.KafkaReadOptions{ReadCommitted: committed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, damage := kmRead(t, it)
+				if len(damage) > 0 {
+					t.Fatalf("damage in a clean partition: %v", damage[0])
+				}
+				checkRecords(t, &p, got, p.want(committed))
+			}
+			// Reading from every offset starts at the first record at or
+			// above it.
+			want := p.want(false)
+			for from := uint64(0); from <= p.LogEndOffset+1; from++ {
+				it, err := kp.Records(from)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := kmRead(t, it)
+				k := slices.IndexFunc(want, func(r kmRecord) bool { return r.Offset >= from })
+				if k < 0 {
+					k = len(want)
+				}
+				checkRecords(t, &p, got, want[k:])
+			}
+
+			st, err := kp.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var bytes int64
+			for _, s := range p.Segments {
+				bytes += s.LogBytes
+			}
+			var data []kmBatch
+			for _, b := range p.Batches {
+				if !b.Control && b.LastOffset >= p.LogStartOffset {
+					data = append(data, b)
+				}
+			}
+			first := p.want(false)[0]
+			wantSt := logstore.PartitionStats{
+				Start: p.LogStartOffset, Next: p.LogEndOffset, Records: uint64(len(p.want(false))),
+				Segments: len(p.Segments), Bytes: bytes, Oldest: first.Timestamp * 1e6, Newest: data[len(data)-1].MaxTimestamp * 1e6,
+			}
+			if b := data[0]; b.BaseOffset >= p.LogStartOffset {
+				wantSt.Oldest = b.BaseTimestamp * 1e6
+				if b.TimestampType == "LogAppendTime" {
+					wantSt.Oldest = b.MaxTimestamp * 1e6
+				}
+			}
+			if st != wantSt {
+				t.Fatalf("Stats\n%+v, want\n%+v", st, wantSt)
+			}
+			checkOffsetAtTime(t, kp, &p, p.LogEndOffset)
+		})
+	}
+}
+
+func TestKafkaFixtureDamaged(t *testing.T) {
+	m := kmLoad(t)
+	for _, d := range m.Damaged {
+		t.Run(d.Name, func(t *testing.T) {
+			kp := kmOpen(t, d.Dir)
+			it, err := kp.Records(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, damage := kmRead(t, it)
+			if d.Kind == "legacy-v1" {
+				if len(damage) > 0 {
+					t.Fatal(damage[0])
+				}
+				checkRecords(t, d.Log, got, d.Log.want(false))
+				checkOffsetAtTime(t, kp, d.Log, d.Log.LogEndOffset)
+				return
+			}
+			clean := m.partition(t, d.CopyOf)
+			var wantDamage bool
+			switch d.Kind {
+			case "torn-tail", "lying-index", "lying-timeindex", "zero-tail":
+			default:
+				wantDamage = true
+			}
+			if n := d.ValidRecordsBefore + d.ValidRecordsAfter; len(got) != n {
+				t.Fatalf("%d records, want %d", len(got), n)
+			}
+			if !wantDamage {
+				if len(damage) > 0 {
+					t.Fatalf("damage: %v", damage[0])
+				}
+			} else {
+				if len(damage) != 1 {
+					t.Fatalf("%d damages, want 1: %v", len(damage), damage)
+				}
+				ce := damage[0]
+				if filepath.Base(ce.Path) != d.File || ce.Pos != d.Pos || ce.Reason == nil || ce.Error() == "" {
+					t.Fatalf("damage %v, want at byte %d of %s", ce, d.Pos, d.File)
+				}
+				// Reading stops at the damage, before SkipCorrupt.
+				it, _ := kp.Records(0)
+				n := 0
+				for it.Next() {
+					n++
+				}
+				var ce2 *logstore.CorruptionError
+				if n != d.ValidRecordsBefore || !errors.As(it.Err(), &ce2) {
+					t.Fatalf("%d records then %v, want %d then damage", n, it.Err(), d.ValidRecordsBefore)
+				}
+				it.Close()
+			}
+			// What was read is the clean partition's records, but those of
+			// the damaged batch.
+			var want []kmRecord
+			lost := clean.batchOf(d.BaseOffset)
+			for _, r := range clean.Records {
+				if wantDamage && lost != nil && r.Offset >= lost.BaseOffset && r.Offset <= lost.LastOffset || d.Kind == "torn-tail" && r.Offset >= d.BaseOffset {
+					continue
+				}
+				want = append(want, r)
+			}
+			checkRecords(t, clean, got, want)
+
+			e, err := kp.Extent()
+			wantNext := clean.LogEndOffset
+			switch d.Kind {
+			case "torn-tail":
+				wantNext = d.BaseOffset
+			case "zip-bomb":
+				wantNext = d.BaseOffset + 1 // the bomb's batch frames and checks out
+			}
+			if err != nil || e.Next != wantNext {
+				t.Fatalf("Extent %+v, %v; want next %d", e, err, wantNext)
+			}
+			if _, err := kp.Stats(); err != nil {
+				t.Fatal(err)
+			}
+			if d.Kind == "lying-index" || d.Kind == "lying-timeindex" || d.Kind == "zero-tail" {
+				c := *clean
+				c.LogStartOffset = 0
+				checkOffsetAtTime(t, kp, &c, clean.LogEndOffset)
+			}
+		})
+	}
+}
