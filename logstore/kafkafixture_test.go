@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seglog/seglog/logstore"
@@ -97,6 +98,9 @@ type kmDamaged struct {
 	ValidRecordsBefore int          `json:"valid_records_before"`
 	ValidRecordsAfter  int          `json:"valid_records_after"`
 	Log                *kmPartition `json:"log"`
+	IndexEntry         *struct {
+		Entry int64 `json:"entry"`
+	} `json:"index_entry"`
 }
 
 func kmLoad(t *testing.T) *kmManifest {
@@ -443,5 +447,189 @@ func TestKafkaFixtureDamaged(t *testing.T) {
 				checkOffsetAtTime(t, kp, &c, clean.LogEndOffset)
 			}
 		})
+	}
+}
+
+// kmVerify verifies kp, returning its report and findings.
+func kmVerify(t *testing.T, kp *logstore.KafkaPartition) (logstore.VerifyReport, []logstore.Finding) {
+	t.Helper()
+	var fs []logstore.Finding
+	rep, err := kp.Verify(0, 0, logstore.VerifyOptions{Finding: func(f logstore.Finding) error {
+		fs = append(fs, f)
+		return nil
+	}})
+	if err != nil || !rep.Complete {
+		t.Fatalf("Verify: %v (complete %v)", err, rep.Complete)
+	}
+	if rep.Problems+rep.Notes != len(fs) {
+		t.Fatalf("report counts %d problems and %d notes, %d findings given", rep.Problems, rep.Notes, len(fs))
+	}
+	return rep, fs
+}
+
+func (p *kmPartition) dataRecords() uint64 {
+	var n uint64
+	for _, r := range p.Records {
+		if !r.Control {
+			n++
+		}
+	}
+	return n
+}
+
+func TestKafkaFixtureVerify(t *testing.T) {
+	m := kmLoad(t)
+	for _, p := range m.LogDir.Partitions {
+		t.Run(filepath.Base(p.Dir), func(t *testing.T) {
+			rep, fs := kmVerify(t, kmOpen(t, p.Dir))
+			var bytes int64
+			for _, s := range p.Segments {
+				bytes += s.LogBytes
+			}
+			if rep.Problems != 0 || rep.Records != p.dataRecords() || rep.Segments != len(p.Segments) || rep.Bytes != bytes {
+				t.Fatalf("report %+v, findings %v", rep, fs)
+			}
+			for _, f := range fs {
+				// events-0's log-append-time batch is a day ahead of the
+				// records after it.
+				if f.Kind != logstore.FindingTimeBackwards || p.Dir != "logdir/events-0" {
+					t.Errorf("finding %+v", f)
+				}
+			}
+		})
+	}
+	for _, d := range m.Damaged {
+		t.Run(d.Name, func(t *testing.T) {
+			rep, fs := kmVerify(t, kmOpen(t, d.Dir))
+			if d.Kind == "legacy-v1" {
+				if rep.Problems != 0 || rep.Records != d.Log.dataRecords() || len(fs) != 1 || fs[0].Kind != logstore.FindingLegacyFormat ||
+					!strings.Contains(fs[0].Reason, "magic 1") || filepath.Base(fs[0].Path) != d.File {
+					t.Fatalf("report %+v, findings %+v", rep, fs)
+				}
+				return
+			}
+			kind, pos := logstore.FindingCorruptRecord, d.Pos
+			switch d.Kind {
+			case "torn-tail", "zero-tail":
+				kind = logstore.FindingIncompleteTail
+			case "lying-index":
+				kind, pos = logstore.FindingIndexNoRecord, d.IndexEntry.Entry*8
+			case "lying-timeindex":
+				kind, pos = logstore.FindingIndexMismatch, d.IndexEntry.Entry*12
+			}
+			var problems []logstore.Finding
+			for _, f := range fs {
+				if f.Severity == logstore.SeverityProblem {
+					problems = append(problems, f)
+				}
+			}
+			if len(problems) != 1 || rep.Problems != 1 {
+				t.Fatalf("problems %+v, want one %s", problems, kind)
+			}
+			f := problems[0]
+			if f.Kind != kind || filepath.Base(f.Path) != d.File || f.Pos != pos || f.Partition != d.Dir || f.Reason == "" {
+				t.Fatalf("finding %+v, want %s at byte %d of %s", f, kind, pos, d.File)
+			}
+			if kind == logstore.FindingCorruptRecord || kind == logstore.FindingIncompleteTail {
+				if f.Cause == nil || f.Offset != int64(d.BaseOffset) {
+					t.Fatalf("finding %+v: cause %v, offset %d, want %d", f, f.Cause, f.Offset, d.BaseOffset)
+				}
+			}
+			if want := uint64(d.ValidRecordsBefore + d.ValidRecordsAfter); rep.Records != want {
+				t.Fatalf("%d records checked, want %d", rep.Records, want)
+			}
+		})
+	}
+}
+
+// TestKafkaFixtureIndexes checks every index entry of the clean
+// fixtures, as dump-index --verify does: the manifest's entries, all ok,
+// then the active segment's preallocated zeros as one run.
+func TestKafkaFixtureIndexes(t *testing.T) {
+	m := kmLoad(t)
+	for _, p := range m.LogDir.Partitions {
+		kp := kmOpen(t, p.Dir)
+		for i, s := range p.Segments {
+			for _, verify := range []bool{false, true} {
+				verdict := logstore.FindingUnverified
+				if verify {
+					verdict = logstore.FindingOK
+				}
+				var got []logstore.KafkaIndexEntry
+				sum, err := kp.CheckKafkaIndex(i, logstore.OffsetIndex, verify, func(e logstore.KafkaIndexEntry) error {
+					got = append(got, e)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := int64(len(s.IndexEntries))
+				if sum.Entries != s.IndexBytes/8 || sum.Padding != sum.Entries-n || sum.PartialBytes != 0 || sum.Verdicts[verdict] != n {
+					t.Fatalf("%s segment %d: summary %+v", p.Dir, i, sum)
+				}
+				for k, w := range s.IndexEntries {
+					if e := got[k]; e.Entry != int64(k) || e.Offset != uint64(w.Offset) || e.Pos != w.Position || e.Verdict != verdict || e.Count != 1 {
+						t.Fatalf("%s segment %d .index entry %d: %+v, want %+v", p.Dir, i, k, e, w)
+					}
+				}
+				if want := n + min(sum.Padding, 1); int64(len(got)) != want {
+					t.Fatalf("%s segment %d: %d entries given, want %d", p.Dir, i, len(got), want)
+				}
+				if s.Active != (sum.Padding > 0) {
+					t.Fatalf("%s segment %d (active %v): padding %d", p.Dir, i, s.Active, sum.Padding)
+				}
+				if sum.Padding > 0 {
+					if e := got[n]; e.Verdict != logstore.FindingIndexPadding || e.Count != sum.Padding || e.Entry != n {
+						t.Fatalf("%s segment %d: padding %+v", p.Dir, i, e)
+					}
+				}
+
+				got = got[:0]
+				sum, err = kp.CheckKafkaIndex(i, logstore.TimeIndex, verify, func(e logstore.KafkaIndexEntry) error {
+					got = append(got, e)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n = int64(len(s.TimeIndexEntries))
+				if sum.Entries != s.TimeIndexBytes/12 || sum.Padding != sum.Entries-n || sum.Verdicts[verdict] != n {
+					t.Fatalf("%s segment %d: time index summary %+v", p.Dir, i, sum)
+				}
+				for k, w := range s.TimeIndexEntries {
+					if e := got[k]; e.Offset != uint64(w.Offset) || e.Timestamp != w.Timestamp || e.Verdict != verdict {
+						t.Fatalf("%s segment %d .timeindex entry %d: %+v, want %+v", p.Dir, i, k, e, w)
+					}
+				}
+			}
+		}
+		var txns []logstore.KafkaAbortedTxn
+		for i, s := range kp.KafkaSegments() {
+			if err := kp.TxnIndex(i, func(a logstore.KafkaAbortedTxn) error {
+				txns = append(txns, a)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if (s.TxnIndex != "") != slices.ContainsFunc(p.TxnIndex, func(w struct {
+				File             string `json:"file"`
+				ProducerID       int64  `json:"producer_id"`
+				FirstOffset      int64  `json:"first_offset"`
+				LastOffset       int64  `json:"last_offset"`
+				LastStableOffset int64  `json:"last_stable_offset"`
+			}) bool {
+				return w.File == filepath.Base(s.TxnIndex)
+			}) {
+				t.Fatalf("%s segment %d: txnindex %q", p.Dir, i, s.TxnIndex)
+			}
+		}
+		if len(txns) != len(p.TxnIndex) {
+			t.Fatalf("%s: %d aborted transactions, want %d", p.Dir, len(txns), len(p.TxnIndex))
+		}
+		for k, w := range p.TxnIndex {
+			if a := txns[k]; a.ProducerID != w.ProducerID || a.FirstOffset != w.FirstOffset || a.LastOffset != w.LastOffset || a.LastStableOffset != w.LastStableOffset {
+				t.Fatalf("%s: aborted transaction %d %+v, want %+v", p.Dir, k, a, w)
+			}
+		}
 	}
 }

@@ -98,9 +98,13 @@ const (
 	// FindingIndexPartial: an index whose length is not a multiple of its
 	// entry size; the partial last entry is ignored. Note.
 	FindingIndexPartial FindingKind = "index-partial-entry"
-	// FindingIndexPadding: a simple .index ending in zero entries: its
-	// writer did not close it cleanly. Note.
+	// FindingIndexPadding: a simple .index ending in zero entries, or a
+	// closed Kafka segment's index ending in the zeros Kafka preallocates:
+	// its writer did not close it cleanly. Note.
 	FindingIndexPadding FindingKind = "index-padding"
+	// FindingLegacyFormat: a Kafka segment holding legacy messages
+	// (magic 0 or 1, Kafka's format before 0.11). Note.
+	FindingLegacyFormat FindingKind = "legacy-format"
 	// FindingTimeBackwards: a record older than the one before it, or a
 	// time index entry for one (foreign writers stamp the wall clock).
 	// Note.

@@ -61,6 +61,7 @@ type TornTails interface {
 var (
 	_ Log            = (*Partition)(nil)
 	_ Log            = (*SimpleLog)(nil)
+	_ Log            = (*KafkaPartition)(nil)
 	_ RecordIterator = (*Iterator)(nil)
 	_ RecordIterator = (*simpleRecords)(nil)
 	_ TornTails      = (*simpleRecords)(nil)

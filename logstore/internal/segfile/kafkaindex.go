@@ -33,13 +33,28 @@ type KafkaIndex struct {
 }
 
 // NewKafkaOffsetIndex reads the .index of size bytes that r reads, of the
-// segment with base offset base.
+// segment with base offset base. Beyond kafka.OffsetIndexEntries, an
+// all-zero entry 0 with nothing after it is padding too: it would name
+// the segment's first batch, which Kafka never indexes (an entry is
+// written only once index.interval.bytes went in since the last, or
+// since the segment's start), so it is what an active segment with no
+// entry yet has.
 func NewKafkaOffsetIndex(r io.ReaderAt, size, base int64) (*KafkaIndex, error) {
 	n, err := kafka.OffsetIndexEntries(r, size)
 	if err != nil {
 		return nil, err
 	}
-	return &KafkaIndex{r: r, size: max(size, 0), base: base, entryLen: kafka.OffsetEntryLen, n: n}, nil
+	x := &KafkaIndex{r: r, size: max(size, 0), base: base, entryLen: kafka.OffsetEntryLen, n: n}
+	if n == 1 {
+		e, err := x.Entry(0)
+		if err != nil {
+			return nil, err
+		}
+		if e.Offset == base && e.Pos == 0 {
+			x.n = 0
+		}
+	}
+	return x, nil
 }
 
 // NewKafkaTimeIndex reads the .timeindex of size bytes that r reads, of
