@@ -24,11 +24,28 @@ var decoders = map[string]bool{
 // headerMethods are format.Header's decoding methods.
 var headerMethods = map[string]bool{"Decode": true, "Verify": true}
 
+// kafkaDecoders are format/kafka's functions that decode or check the
+// bytes of a Kafka .log, index, .txnindex or .snapshot: only segfile (and
+// format/kafka itself) may call them. Its parsers of names and of the
+// text files (checkpoints, meta.properties) are not among them.
+var kafkaDecoders = map[string]bool{
+	"Magic": true, "ParseBatchHeader": true, "ParseRecord": true, "ParseLegacyMessage": true,
+	"ParseControlKey": true, "ParseEndTransactionMarker": true,
+	"ParseOffsetEntry": true, "ParseTimeEntry": true, "OffsetIndexEntries": true, "TimeIndexEntries": true,
+	"CheckOffsetIndex": true, "CheckTimeIndex": true, "ParseAbortedTxn": true, "CheckTxnIndex": true, "ParseSnapshot": true,
+}
+
+// kafkaMethods are format/kafka's decoding methods of a batch header,
+// flagged on any value in a file that imports format/kafka.
+var kafkaMethods = map[string]bool{"CheckCRC": true}
+
 // TestOnlySegfileDecodes fails on any non-test file outside format and
-// segfile that calls a decoder of format, or decodes into a format.Header.
+// segfile that calls a decoder of format or format/kafka, or decodes into
+// a format.Header.
 func TestOnlySegfileDecodes(t *testing.T) {
 	root := moduleRoot(t)
 	const formatPath = "github.com/seglog/seglog/format"
+	const kafkaPath = "github.com/seglog/seglog/format/kafka"
 	checked := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -50,16 +67,24 @@ func TestOnlySegfileDecodes(t *testing.T) {
 			return err
 		}
 		checked++
-		name := ""
+		name, kname := "", ""
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == formatPath {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			switch {
+			case p == formatPath:
 				name = "format"
-				if imp.Name != nil {
-					name = imp.Name.Name
-				}
+			case p == kafkaPath:
+				kname = "kafka"
+			default:
+				continue
+			}
+			if imp.Name != nil && p == formatPath {
+				name = imp.Name.Name
+			} else if imp.Name != nil {
+				kname = imp.Name.Name
 			}
 		}
-		if name == "" {
+		if name == "" && kname == "" {
 			return nil
 		}
 		headers := map[string]bool{} // variables declared as format.Header
@@ -78,8 +103,14 @@ func TestOnlySegfileDecodes(t *testing.T) {
 					}
 				}
 			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok && x.Name == name && decoders[n.Sel.Name] {
+				if x, ok := n.X.(*ast.Ident); ok && name != "" && x.Name == name && decoders[n.Sel.Name] {
 					t.Errorf("%s: calls format.%s: decoding belongs to segfile", fset.Position(n.Pos()), n.Sel.Name)
+				}
+				if x, ok := n.X.(*ast.Ident); ok && kname != "" && x.Name == kname && kafkaDecoders[n.Sel.Name] {
+					t.Errorf("%s: calls kafka.%s: decoding belongs to segfile", fset.Position(n.Pos()), n.Sel.Name)
+				}
+				if kname != "" && kafkaMethods[n.Sel.Name] {
+					t.Errorf("%s: calls %s, format/kafka's check of a batch: decoding belongs to segfile", fset.Position(n.Pos()), n.Sel.Name)
 				}
 				if x, ok := n.X.(*ast.Ident); ok && headers[x.Name] && headerMethods[n.Sel.Name] {
 					t.Errorf("%s: %s.%s decodes a format.Header: decoding belongs to segfile", fset.Position(n.Pos()), x.Name, n.Sel.Name)
