@@ -41,15 +41,29 @@ type kmPartition struct {
 		IndexBytes       int64                               `json:"index_bytes"`
 		TimeIndexBytes   int64                               `json:"timeindex_bytes"`
 	} `json:"segments"`
-	Batches  []kmBatch  `json:"batches"`
-	Records  []kmRecord `json:"records"`
-	TxnIndex []struct {
-		File             string `json:"file"`
-		ProducerID       int64  `json:"producer_id"`
-		FirstOffset      int64  `json:"first_offset"`
-		LastOffset       int64  `json:"last_offset"`
-		LastStableOffset int64  `json:"last_stable_offset"`
-	} `json:"txn_index"`
+	Batches   []kmBatch    `json:"batches"`
+	Records   []kmRecord   `json:"records"`
+	Snapshots []kmSnapshot `json:"snapshots"`
+	TxnIndex  []kmTxn      `json:"txn_index"`
+}
+
+type kmSnapshot struct {
+	File    string `json:"file"`
+	Entries []struct {
+		ProducerID            int64 `json:"producer_id"`
+		ProducerEpoch         int16 `json:"producer_epoch"`
+		LastSequence          int32 `json:"last_sequence"`
+		LastOffset            int64 `json:"last_offset"`
+		CurrentTxnFirstOffset int64 `json:"current_txn_first_offset"`
+	} `json:"entries"`
+}
+
+type kmTxn struct {
+	File             string `json:"file"`
+	ProducerID       int64  `json:"producer_id"`
+	FirstOffset      int64  `json:"first_offset"`
+	LastOffset       int64  `json:"last_offset"`
+	LastStableOffset int64  `json:"last_stable_offset"`
 }
 
 type kmBatch struct {
@@ -611,17 +625,37 @@ func TestKafkaFixtureIndexes(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			if (s.TxnIndex != "") != slices.ContainsFunc(p.TxnIndex, func(w struct {
-				File             string `json:"file"`
-				ProducerID       int64  `json:"producer_id"`
-				FirstOffset      int64  `json:"first_offset"`
-				LastOffset       int64  `json:"last_offset"`
-				LastStableOffset int64  `json:"last_stable_offset"`
-			}) bool {
+			if (s.TxnIndex != "") != slices.ContainsFunc(p.TxnIndex, func(w kmTxn) bool {
 				return w.File == filepath.Base(s.TxnIndex)
 			}) {
 				t.Fatalf("%s segment %d: txnindex %q", p.Dir, i, s.TxnIndex)
 			}
+		}
+		snaps := 0
+		for i, s := range kp.KafkaSegments() {
+			snap, ok, err := kp.ProducerSnapshot(i)
+			if err != nil || ok != (s.Snapshot != "") {
+				t.Fatalf("%s segment %d: snapshot %v, %v", p.Dir, i, ok, err)
+			}
+			if !ok {
+				continue
+			}
+			k := slices.IndexFunc(p.Snapshots, func(w kmSnapshot) bool {
+				return w.File == filepath.Base(s.Snapshot)
+			})
+			if k < 0 || len(snap.Producers) != len(p.Snapshots[k].Entries) {
+				t.Fatalf("%s: %s holds %d producers, manifest entry %d", p.Dir, s.Snapshot, len(snap.Producers), k)
+			}
+			for j, w := range p.Snapshots[k].Entries {
+				if g := snap.Producers[j]; g.ProducerID != w.ProducerID || g.ProducerEpoch != w.ProducerEpoch || g.LastSequence != w.LastSequence ||
+					g.LastOffset != w.LastOffset || g.CurrentTxnFirstOffset != w.CurrentTxnFirstOffset {
+					t.Fatalf("%s: %s producer %d: %+v, want %+v", p.Dir, s.Snapshot, j, g, w)
+				}
+			}
+			snaps++
+		}
+		if snaps != len(p.Snapshots) {
+			t.Fatalf("%s: %d snapshots read, the manifest lists %d", p.Dir, snaps, len(p.Snapshots))
 		}
 		if len(txns) != len(p.TxnIndex) {
 			t.Fatalf("%s: %d aborted transactions, want %d", p.Dir, len(txns), len(p.TxnIndex))

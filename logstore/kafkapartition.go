@@ -365,3 +365,39 @@ func kafkaMillis(t int64) int64 {
 	}
 	return ms
 }
+
+// KafkaSnapshot is a producer-state snapshot (.snapshot): the producers
+// Kafka knew of at its offset.
+type KafkaSnapshot = kafka.Snapshot
+
+// kafkaSnapshotMax bounds the .snapshot read whole: 46 bytes a producer,
+// room for over a million.
+const kafkaSnapshotMax = 64 << 20
+
+// ProducerSnapshot decodes segment seg's producer snapshot (the one named
+// by its base offset); ok is false when it has none.
+func (p *KafkaPartition) ProducerSnapshot(seg int) (snap KafkaSnapshot, ok bool, err error) {
+	if seg < 0 || seg >= len(p.segs) {
+		return snap, false, fmt.Errorf("%s: no segment %d", p.name, seg)
+	}
+	path := p.segs[seg].Snapshot
+	if path == "" {
+		return snap, false, nil
+	}
+	f, size, err := openKafkaFile(path)
+	if err != nil {
+		return snap, false, err
+	}
+	defer f.Close()
+	if size > kafkaSnapshotMax {
+		return snap, false, fmt.Errorf("%s: %d bytes, too large for a producer snapshot", path, size)
+	}
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return snap, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if snap, err = segfile.ParseKafkaSnapshot(b); err != nil {
+		return snap, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return snap, true, nil
+}
