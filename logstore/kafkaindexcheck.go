@@ -158,14 +158,17 @@ func (j *kafkaIndexJudge) judge(i int64, ie segfile.KafkaIndexEntry) (KafkaIndex
 // kafkaBatchWalk walks a segment's valid batches in file order, past
 // damage, for the index entries to be checked against, in order.
 type kafkaBatchWalk struct {
-	p      *KafkaPartition
-	seg    int
-	ks     *kafkaScan
-	cur    kafkaBatchSpan
-	have   bool // cur is a batch
-	done   bool // no batch is left
-	dmg    *segfile.KafkaDamage
-	runMax int64 // the largest max timestamp up to cur, cur's included
+	p    *KafkaPartition
+	seg  int
+	ks   *kafkaScan
+	cur  kafkaBatchSpan
+	have bool                 // cur is a batch
+	done bool                 // no batch is left
+	dmg  *segfile.KafkaDamage // the last damage passed
+	// damaged: damage lies between cur and the batch before it (or, when
+	// done, after cur).
+	damaged bool
+	runMax  int64 // the largest max timestamp up to cur, cur's included
 }
 
 // kafkaBatchSpan is what the index checks need of a batch.
@@ -178,6 +181,7 @@ type kafkaBatchSpan struct {
 // advance moves to the next valid batch.
 func (w *kafkaBatchWalk) advance() error {
 	sc := w.ks.sc
+	w.damaged = false
 	for {
 		if sc.Next() {
 			b := sc.Batch()
@@ -196,7 +200,7 @@ func (w *kafkaBatchWalk) advance() error {
 			return w.p.ioError(w.p.segs[w.seg].Log, err)
 		}
 		if d := sc.Damage(); d != nil {
-			w.dmg = d
+			w.dmg, w.damaged = d, true
 			if sc.Resync() {
 				continue
 			}
@@ -244,9 +248,12 @@ func (w *kafkaBatchWalk) checkTime(e segfile.KafkaIndexEntry) (FindingKind, stri
 			return "", "", err
 		}
 	}
+	torn := w.dmg != nil && w.dmg.Class == segfile.Incomplete && !w.dmg.Resumed
 	switch {
-	case !w.have || w.cur.last < e.Offset:
+	case (!w.have || w.cur.last < e.Offset) && (!w.damaged || torn):
 		return FindingIndexStale, fmt.Sprintf("offset %d is past the segment's last valid batch", e.Offset), nil
+	case !w.have || w.cur.last < e.Offset || e.Offset < w.cur.first && w.damaged:
+		return FindingUnchecked, fmt.Sprintf("offset %d is in damaged bytes of the .log (%d..%d)", e.Offset, w.dmg.Pos, w.dmg.End), nil
 	case e.Offset < w.cur.first:
 		return FindingIndexMismatch, fmt.Sprintf("no valid batch of the segment holds offset %d", e.Offset), nil
 	case w.cur.maxTS != e.Timestamp:
