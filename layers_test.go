@@ -26,7 +26,7 @@ var layers = map[string][]string{
 	"logstore/internal/segfile": {"format", "format/kafka"},
 	"logstore":                  {"format", "format/kafka", "logstore/internal/fsx", "logstore/internal/segfile"},
 	"kafkabridge":               {"logstore"},
-	"commands":                  {"format", "logstore", "kafkabridge"},
+	"commands":                  {"format", "format/kafka", "logstore", "kafkabridge"},
 	".":                         {"commands"},
 	// Tools beside the product.
 	"commands/gendocs":       {"commands"},

@@ -25,7 +25,8 @@ type env struct {
 	quiet          bool
 	wide           bool // --wide, of the commands that print tables: tables whole, however wide
 	noProgress     bool
-	progressAfter  time.Duration // how long a job runs before its bar shows
+	progressAfter  time.Duration  // how long a job runs before its bar shows
+	kafka          *kafkaDirState // what kafkaDir found, once it looked
 }
 
 // warn prints a warning on stderr unless --quiet.
@@ -135,6 +136,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, tn tuning) *cli.App {
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = onUsageError
 		setupHelp(cmd, cmd.Name)
+		guardKafkaLogDir(cmd)
 	}
 	return app
 }

@@ -102,6 +102,7 @@ func describeCommand() *cli.Command {
 const (
 	simpleLayout      = "simple"       // a log in the simple store/index layout: no timestamps
 	segmentFileLayout = "segment-file" // a lone segment file, read as a partition of its own
+	kafkaLayout       = "kafka"        // Apache Kafka's own segments
 )
 
 func runDescribe(e *env, o describeOptions) error {
@@ -136,6 +137,8 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank, wide bool) error {
 		fmt.Fprintf(&b, "%s: a log in the %s store/index layout (no timestamps)\n", t.dir, t.layout)
 	case segmentFileLayout:
 		fmt.Fprintf(&b, "%s: a lone segment file, read as the active segment of a partition of its own\n", t.dir)
+	case kafkaLayout:
+		fmt.Fprintf(&b, "topic %s (%s, Apache Kafka's layout, read-only)\n", t.name, t.dir)
 	default:
 		fmt.Fprintf(&b, "topic %s (%s)\n", t.name, t.dir)
 	}
@@ -175,6 +178,11 @@ func writeDescribeTable(w io.Writer, t *topicInfo, blank, wide bool) error {
 	}
 	if fromIndex {
 		b.WriteString(recordsFootnote)
+	}
+	for _, p := range t.parts {
+		if p.kafka != nil {
+			b.WriteString(kafkaCheckpointLine(t.name, p.partition, *p.kafka))
+		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
@@ -251,6 +259,9 @@ type describePartitionJSON struct {
 	WriterPid *int   `json:"writer_pid"`
 	Missing   bool   `json:"missing,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Kafka is what the Kafka log directory's checkpoints say of the
+	// partition; only in Apache Kafka's layout.
+	Kafka *kafkaCheckpointsJSON `json:"kafka,omitempty"`
 }
 
 func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
@@ -287,6 +298,9 @@ func writeDescribeJSON(w io.Writer, topics []*topicInfo) error {
 					pid := st.WriterPid
 					pj.WriterPid = &pid
 				}
+			}
+			if p.kafka != nil {
+				pj.Kafka = newKafkaCheckpointsJSON(*p.kafka)
 			}
 			tj.Partitions = append(tj.Partitions, pj)
 		}

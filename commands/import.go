@@ -25,6 +25,7 @@ type importOptions struct {
 	target    appendTarget
 	settings  logstore.Settings
 	mtime     bool // stamp records with their .store's mtime, not the time of import
+	kafkaNow  bool // --timestamps now given: an Apache Kafka source's records get the time of import, not their own
 	sync      logstore.SyncMode
 	lockWait  time.Duration
 	json      bool
@@ -98,6 +99,7 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	if o.mtime, err = parseChoice(c, "timestamps", importTimestamps); err != nil {
 		return o, err
 	}
+	o.kafkaNow = c.IsSet("timestamps") && !o.mtime
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}
@@ -106,27 +108,34 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 	return o, err
 }
 
-// importSource checks that DIR is a simple log and opens it.
-func importSource(arg string) (*logstore.SimpleLog, string, error) {
+// importSource checks that DIR is a simple log or an Apache Kafka
+// partition and opens it: one of the two logs is set.
+func importSource(arg string) (*logstore.SimpleLog, *logstore.KafkaPartition, string, error) {
 	dir := filepath.Clean(arg)
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, dir, fmt.Errorf("import from %s: %w", dir, err)
+		return nil, nil, dir, fmt.Errorf("import from %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, dir, fmt.Errorf("import from %s: not a directory (name the directory holding the .store and .index files)", dir)
+		return nil, nil, dir, fmt.Errorf("import from %s: not a directory (name the directory holding the .store and .index files, or an Apache Kafka partition directory)", dir)
 	}
 	layout, err := logstore.DetectLayout(dir)
 	switch {
 	case err != nil:
-		return nil, dir, err
+		return nil, nil, dir, err
+	case layout == logstore.LayoutKafka:
+		l, err := openLog(layout, dir, dir, false, nil)
+		if err != nil {
+			return nil, nil, dir, err
+		}
+		return nil, l.(*logstore.KafkaPartition), dir, nil
 	case layout == logstore.LayoutSeglog:
-		return nil, dir, fmt.Errorf("import from %s: it holds seglog segments, not the simple store/index layout (use copy-partition, or read --format json | append --input json)", dir)
+		return nil, nil, dir, fmt.Errorf("import from %s: it holds seglog segments, not the simple store/index layout (use copy-partition, or read --format json | append --input json)", dir)
 	case layout != logstore.LayoutSimple:
-		return nil, dir, fmt.Errorf("import from %s: no <base>.store files: not a log in the simple store/index layout", dir)
+		return nil, nil, dir, fmt.Errorf("import from %s: no <base>.store files or Apache Kafka segments: not a log import reads", dir)
 	}
 	l, err := openSimple(dir)
-	return l, dir, err
+	return l, nil, dir, err
 }
 
 // importSummary is what import did; --json prints it as is.
@@ -147,9 +156,15 @@ type importSummary struct {
 
 func runImport(e *env, o importOptions) error {
 	// DIR is checked first: a wrong path must not create the topic.
-	l, dir, err := importSource(o.dir)
+	l, kp, dir, err := importSource(o.dir)
 	if err != nil {
 		return err
+	}
+	if kp != nil {
+		defer kp.Close()
+		if o.mtime {
+			return usagef("--timestamps mtime: %s is an Apache Kafka partition, whose records have timestamps of their own (the default), or --timestamps now", dir)
+		}
 	}
 	store := logstore.Open(e.dataDir)
 	p := o.partition
@@ -180,7 +195,12 @@ func runImport(e *env, o importOptions) error {
 		return lockAdvice(err, o.lockWait)
 	}
 	sum := importSummary{Source: dir, Topic: o.topic, Partition: p}
-	ierr := importRecords(e, l, w, o, &sum)
+	var ierr error
+	if kp != nil {
+		ierr = importKafkaRecords(e, kp, w, o, &sum)
+	} else {
+		ierr = importRecords(e, l, w, o, &sum)
+	}
 	if cerr := w.Close(); ierr == nil {
 		ierr = cerr
 	}
@@ -196,7 +216,9 @@ func runImport(e *env, o importOptions) error {
 	if ierr != nil {
 		return fmt.Errorf("%w; no records were imported", ierr)
 	}
-	importNotes(e, l, dir)
+	if l != nil {
+		importNotes(e, l, dir)
+	}
 	return nil
 }
 

@@ -33,6 +33,7 @@ type readOptions struct {
 	merge       bool // --merge: partitions merged by timestamp, not one after another
 	group       groupOptions
 	explicit    bool // --offset or --since given: they win over the group's positions
+	committed   bool // --isolation read_committed: no records of aborted or open Kafka transactions
 }
 
 func readCommand() *cli.Command {
@@ -111,6 +112,7 @@ func readCommand() *cli.Command {
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "print each record as `FMT` (kcat style, see above)"},
 			&cli.BoolFlag{Name: "merge", Aliases: []string{"m"}, Usage: "print the partitions' records in timestamp order, ties by partition then offset, instead of partition by partition"},
 			&cli.BoolFlag{Name: "skip-corrupt", Usage: "warn about a corrupt record and go on after it instead of failing"},
+			isolationFlag(),
 		}, groupFlags()...),
 		Action: func(c *cli.Context) error {
 			o, err := parseReadOptions(c, time.Now())
@@ -128,6 +130,9 @@ func parseReadOptions(c *cli.Context, now time.Time) (readOptions, error) {
 		return readOptions{}, err
 	}
 	o := readOptions{topic: topic, partition: c.Int("partition"), count: c.Int64("count"), skipCorrupt: c.Bool("skip-corrupt"), merge: c.Bool("merge")}
+	if o.committed, err = parseChoice(c, "isolation", isolationLevels); err != nil {
+		return o, err
+	}
 	if c.IsSet("partition") && o.partition < 0 {
 		return o, usagef("--partition must be 0 or more, not %d", o.partition)
 	}
@@ -525,6 +530,9 @@ func (pr *partitionReader) next() (mergeKey, bool, error) {
 			return mergeKey{}, false, pr.end()
 		}
 		r := pr.it.Record()
+		if o.until != nil && kafkaRecord(r) && r.Timestamp > *o.until {
+			return mergeKey{}, false, pr.end() // as kcat's -o e@: a Kafka record's own time
+		}
 		if o.until != nil && pr.seglogIt != nil {
 			// A record's time is the running maximum of the partition's
 			// timestamps up to it, from its start, not from where this
@@ -611,6 +619,9 @@ func startOfLast(l logstore.Log) func(logstore.Extent, uint64) (uint64, error) {
 // time; the last two only in a seglog partition (checkLayoutRead and
 // --group's need of a TOPIC refuse them elsewhere).
 func readFrom(l logstore.Log, gt *groupTracker, ref partitionRef, o readOptions, from uint64, ext logstore.Extent) (logstore.RecordIterator, error) {
+	if kp, ok := l.(*logstore.KafkaPartition); ok {
+		return readKafkaFrom(kp, o, from)
+	}
 	p, ok := l.(*logstore.Partition)
 	if !ok {
 		return l.Records(from)

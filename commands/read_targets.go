@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -31,11 +32,12 @@ type partitionRef struct {
 	// (dir); the zero value is a seglog partition.
 	layout logstore.Layout
 	dir    string
+	name   string // what messages call it when not TOPIC/PARTITION: a path
 }
 
 // openLog opens the log ref names, in its layout.
 func (ref partitionRef) openLog() (logstore.Log, error) {
-	return openLog(ref.layout, ref.dir, ref.open)
+	return openLog(ref.layout, ref.dir, cmp.Or(ref.name, ref.topic+"/"+strconv.Itoa(ref.partition)), ref.file, ref.open)
 }
 
 // readTargets lists the partitions a read covers, in order: of a topic,
@@ -65,7 +67,18 @@ func readTargets(e *env, topic string, partition int) ([]partitionRef, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []partitionRef{{topic: topic, partition: c.number, open: c.open, file: c.file}}, nil
+		return []partitionRef{{topic: topic, partition: c.number, open: c.open, file: c.file, layout: c.layout, dir: c.dir, name: c.name}}, nil
+	}
+	if d, err := e.kafkaDir(); d != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		parts, err := kafkaTopic(d, topic, partition)
+		var refs []partitionRef
+		for _, p := range parts {
+			refs = append(refs, partitionRef{topic: topic, partition: int(p.Partition), layout: logstore.LayoutKafka, dir: p.Dir})
+		}
+		return refs, err
 	}
 	store := logstore.Open(e.dataDir)
 	t, err := store.Topic(topic)

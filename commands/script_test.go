@@ -3,6 +3,7 @@ package commands
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,6 +43,13 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		// $KAFKA is the committed Apache Kafka fixtures, read in place:
+		// seglog only reads them, and the checkout check would see a change.
+		Setup: func(env *testscript.Env) error {
+			abs, err := filepath.Abs(filepath.Join("..", "testdata", "kafka"))
+			env.Setenv("KAFKA", abs)
+			return err
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"truncate":    cmdTruncate,
 			"flipbyte":    cmdFlipbyte,

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,6 +54,9 @@ func simplePartition(only int, dir string) error {
 // give: a log whose records carry only values has no timestamps or keys,
 // and is one partition.
 func checkLayoutRead(o readOptions, ref partitionRef) error {
+	if ref.layout == logstore.LayoutKafka && o.group.name != "" {
+		return usagef("--group: %s is in Apache Kafka's layout, which seglog only reads: a group keeps its positions in a seglog data directory", cmp.Or(ref.name, ref.topic))
+	}
 	if !ref.layout.ValuesOnly() {
 		return nil
 	}
@@ -69,6 +73,9 @@ func checkLayoutRead(o readOptions, ref partitionRef) error {
 // give. Following a simple log is refused: its writer maps its index, and
 // seglog cannot tell a record being written from a torn one.
 func checkLayoutTail(o tailOptions, ref partitionRef) error {
+	if ref.layout == logstore.LayoutKafka && o.group.name != "" {
+		return usagef("--group: %s is in Apache Kafka's layout, which seglog only reads: a group keeps its positions in a seglog data directory", cmp.Or(ref.name, ref.topic))
+	}
 	if !ref.layout.ValuesOnly() {
 		return nil
 	}

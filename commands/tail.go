@@ -145,6 +145,9 @@ func runTail(e *env, o tailOptions) (err error) {
 	if err := checkLayoutTail(o, refs[0]); err != nil {
 		return err
 	}
+	if refs[0].layout == logstore.LayoutKafka {
+		return tailKafka(ctx, e, o, refs, ow)
+	}
 	if refs[0].layout.ValuesOnly() {
 		// Printed as read prints, which watches the output itself and
 		// lets a signal end it as usual.

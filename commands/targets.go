@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/seglog/seglog/format"
+	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore"
 )
 
@@ -50,18 +51,37 @@ func (c covered) open() (*logstore.Partition, error) {
 }
 
 // openLog opens the log c covers, in its layout.
-func (c covered) openLog() (logstore.Log, error) { return openLog(c.layout, c.dir, c.open) }
+func (c covered) openLog() (logstore.Log, error) {
+	return openLog(c.layout, c.dir, c.name, c.file, c.open)
+}
 
-// openLog opens the log in dir when it is in the simple layout, else the
-// seglog partition partition opens: the one place a command's target
-// becomes a logstore.Log.
-func openLog(layout logstore.Layout, dir string, partition func() (*logstore.Partition, error)) (logstore.Log, error) {
-	if layout == logstore.LayoutSimple {
+// openLog opens the log in dir (a file when file) when it is in the
+// simple layout or Apache Kafka's (called name), else the seglog
+// partition partition opens: the one place a command's target becomes a
+// logstore.Log.
+func openLog(layout logstore.Layout, dir, name string, file bool, partition func() (*logstore.Partition, error)) (logstore.Log, error) {
+	switch layout {
+	case logstore.LayoutSimple:
 		l, err := openSimple(dir)
 		if err != nil {
 			return nil, err
 		}
 		return l, nil
+	case logstore.LayoutKafka:
+		open := logstore.OpenKafkaPartition
+		if file {
+			open = logstore.OpenKafkaSegmentFile
+		}
+		p, err := open(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if !file {
+			if cp, ok := kafkaCheckpoints(dir); ok && cp.LogStartOffset.Known && cp.LogStartOffset.Offset > 0 {
+				p.SetLogStart(uint64(cp.LogStartOffset.Offset))
+			}
+		}
+		return p, nil
 	}
 	p, err := partition()
 	if err != nil {
@@ -90,6 +110,12 @@ func (t *coveredTopic) missingError(c covered) error {
 // dataDirTopics lists every topic of the data directory, warning of the
 // half-made ones interrupted copies left, which are no topics.
 func dataDirTopics(e *env) ([]string, error) {
+	if d, err := e.kafkaDir(); d != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return d.Topics(), nil
+	}
 	store := logstore.Open(e.dataDir)
 	names, err := store.Topics()
 	if errors.Is(err, fs.ErrNotExist) {
@@ -140,7 +166,12 @@ const (
 	topicPath                           // partition directories, one at least holding segment files
 	simplePath                          // .store files: a log in the simple store/index layout
 	segmentFilePath                     // not a directory: a lone segment file, its .log
+	kafkaPath                           // Apache Kafka's segments: a partition directory of a broker's log directory
+	kafkaFilePath                       // a lone segment file of Apache Kafka's
 )
+
+// kafkaKind reports whether k is of Apache Kafka's layout.
+func kafkaKind(k pathKind) bool { return k == kafkaPath || k == kafkaFilePath }
 
 // notALogError is a path that names no log. It is "not found" for tail -F,
 // which waits for the log to appear there.
@@ -169,6 +200,9 @@ func classifyPath(arg string) (string, pathKind, error) {
 	case err != nil:
 		return dir, 0, err
 	case fi.Mode().IsRegular() && strings.HasSuffix(dir, format.LogExt):
+		if kafka, err := logstore.IsKafkaSegmentFile(dir); err != nil || kafka {
+			return dir, kafkaFilePath, err
+		}
 		return dir, segmentFilePath, nil
 	case !fi.IsDir():
 		return dir, 0, fmt.Errorf("%s is neither a directory nor a segment file (name a partition or topic directory, a segment's .log, or a TOPIC without '/')", arg)
@@ -181,6 +215,11 @@ func classifyPath(arg string) (string, pathKind, error) {
 		return dir, partitionPath, nil
 	case layout == logstore.LayoutSimple:
 		return dir, simplePath, nil
+	case layout == logstore.LayoutKafka:
+		return dir, kafkaPath, nil
+	}
+	if kafka, _ := logstore.IsKafkaLogDir(dir); kafka {
+		return dir, 0, fmt.Errorf("%s is an Apache Kafka log directory: name it with --data-dir (-d), then topics by name, or name one of its partition directories (TOPIC-N) by path", arg)
 	}
 	if holdsPartitions(dir) {
 		return dir, topicPath, nil
@@ -245,6 +284,12 @@ func resolve(e *env, arg string, only int, probs *problems) (*coveredTopic, erro
 // partition only, goes to probs.
 func resolveLogs(e *env, arg string, only int, probs *problems) (*coveredTopic, error) {
 	if !strings.Contains(arg, "/") {
+		if d, err := e.kafkaDir(); d != nil || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return resolveKafkaTopic(d, arg, only)
+		}
 		return resolveTopic(e, filepath.Join(e.dataDir, arg), arg, arg, e.dataDir, only, probs)
 	}
 	dir, kind, err := classifyPath(arg)
@@ -261,16 +306,17 @@ func resolveLogs(e *env, arg string, only int, probs *problems) (*coveredTopic, 
 	if err != nil {
 		return nil, err
 	}
-	return &coveredTopic{name: topic, dir: dir, partitions: 1, file: c.file, parts: []covered{c}}, nil
+	return &coveredTopic{name: topic, dir: dir, partitions: 1, file: c.file, layout: c.layout, parts: []covered{c}}, nil
 }
 
 // pathCovered is the partition a partition directory or a lone segment
 // file named by path (dir) is, and the topic output names it by: numbered
 // by its directory's name, else 0 (a copy under another name), in the
-// topic named by the directory above. A --partition given (only >= 0)
-// must be that number.
+// topic named by the directory above; an Apache Kafka partition
+// directory is named TOPIC-N itself. A --partition given (only >= 0) must
+// be that number.
 func pathCovered(dir string, kind pathKind, only int) (string, covered, error) {
-	c := covered{name: dir, dir: dir, file: kind == segmentFilePath}
+	c := covered{name: dir, dir: dir, file: kind == segmentFilePath || kind == kafkaFilePath}
 	what, pdir := "partition directory", dir
 	if c.file {
 		what, pdir = "segment file", filepath.Dir(dir)
@@ -279,11 +325,19 @@ func pathCovered(dir string, kind pathKind, only int) (string, covered, error) {
 	if err != nil {
 		n = 0
 	}
+	topic := pathTopic(pdir)
+	if kafkaKind(kind) {
+		c.layout = logstore.LayoutKafka
+		n, topic = 0, filepath.Base(pdir)
+		if pd, err := kafka.ParsePartitionDir(filepath.Base(pdir)); err == nil {
+			n, topic = int(pd.Partition), pd.Topic
+		}
+	}
 	if only >= 0 && only != n {
 		return "", c, usagef("--partition %d does not match the %s %s", only, what, dir)
 	}
 	c.number, c.last = n, n
-	return pathTopic(pdir), c, nil
+	return topic, c, nil
 }
 
 // resolveTopic lists the partitions of the topic in dir (label names them

@@ -18,6 +18,9 @@ type partitionInfo struct {
 	stats     logstore.PartitionStats
 	missing   bool  // no directory, though a higher partition has one
 	err       error // stats could not be read
+	// kafka is what the checkpoints of the Kafka log directory holding
+	// the partition say of it; nil outside one.
+	kafka *logstore.KafkaCheckpoints
 }
 
 // numbers is the partition, or those of the run.
@@ -79,6 +82,8 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 			return nil, err
 		}
 		t.layout = simpleLayout
+	case ct.layout == logstore.LayoutKafka:
+		t.layout = kafkaLayout
 	case ct.file:
 		t.layout = segmentFileLayout
 	case ct.found.Count > 0:
@@ -95,6 +100,9 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 			*probs = append(*probs, ct.missingError(c))
 		} else if pi.stats, pi.err = partitionStats(e, c); pi.err != nil {
 			*probs = append(*probs, pi.err)
+		}
+		if cp, ok := kafkaCheckpoints(c.dir); ok && c.layout == logstore.LayoutKafka && !c.file {
+			pi.kafka = &cp
 		}
 		t.parts = append(t.parts, pi)
 	}

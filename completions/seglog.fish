@@ -65,7 +65,7 @@ function __seglog_value_flags
         case append
             printf '%s\n' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case read
-            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --group -g --wait-timeout --data-dir -d --progress-after
+            printf '%s\n' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --isolation --group -g --wait-timeout --data-dir -d --progress-after
         case tail
             printf '%s\n' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after
         case describe
@@ -220,6 +220,7 @@ complete -c seglog -n '__seglog_using read' -l delimiter -s D -x -d 'with --form
 complete -c seglog -n '__seglog_using read' -l template -s t -x -d 'print each record as FMT'
 complete -c seglog -n '__seglog_using read' -l merge -s m -d 'print the partitions\' records in timestamp order, ties by partition...'
 complete -c seglog -n '__seglog_using read' -l skip-corrupt -d 'warn about a corrupt record and go on after it instead of failing'
+complete -c seglog -n '__seglog_using read' -l isolation -x -a 'read_uncommitted read_committed' -d 'LEVEL of Apache Kafka transactions to read'
 complete -c seglog -n '__seglog_using read' -l group -s g -x -a '(__seglog_call groups)' -d 'resume where the last run with group NAME stopped, and remember whe...'
 complete -c seglog -n '__seglog_using read' -l wait -d 'with --group: wait without limit while another reader holds the group'
 complete -c seglog -n '__seglog_using read' -l wait-timeout -x -d 'with --group: wait at most DURATION while another reader holds the ...'

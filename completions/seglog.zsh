@@ -19,7 +19,7 @@ _seglog_value_flags() {
     alter) echo ' --retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --data-dir -d --progress-after ' ;;
     add-partitions) echo ' --partitions --data-dir -d --progress-after ' ;;
     append) echo ' --partition -p --key -k --key-delimiter -K --delimiter -D --input --timestamps --partitions --max-message-bytes --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
-    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
+    read) echo ' --partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --isolation --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     tail) echo ' --lines -n --partition -p --count -c --timeout --format --template -t --group -g --wait-timeout --data-dir -d --progress-after ' ;;
     describe) echo ' --partition -p --width --data-dir -d --progress-after ' ;;
     metrics) echo ' --partition -p --output --data-dir -d --progress-after ' ;;
@@ -77,6 +77,7 @@ _seglog_flag_value() {
     read:--format) compadd -- value json dump raw ;;
     read:--delimiter|read:-D) : ;;
     read:--template|read:-t) : ;;
+    read:--isolation) compadd -- read_uncommitted read_committed ;;
     read:--group|read:-g) compadd -- ${(f)"$(_seglog_call groups)"} ;;
     read:--wait-timeout) : ;;
     tail:--lines|tail:-n) : ;;
@@ -174,7 +175,7 @@ _seglog_flags() {
     alter) echo '--retention --retention-bytes --segment-bytes --index-interval --roll-after --unset --dry-run --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     add-partitions) echo '--partitions --json --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     append) echo '--partition -p --key -k --key-delimiter -K --delimiter -D --null -0 --input --keep-partition --timestamps --create --partitions --max-message-bytes --json --report --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --merge -m --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    read) echo '--partition -p --offset -o --since --until --key -k --count -c --format --delimiter -D --template -t --merge -m --skip-corrupt --isolation --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     tail) echo '--lines -n --follow -f -F --partition -p --count -c --timeout --format --template -t --skip-corrupt --group -g --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     describe) echo '--partition -p --json --wide --groups --timeline --width --ascii --prometheus --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     topics) echo '--json --wide --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;

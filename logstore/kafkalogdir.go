@@ -106,6 +106,13 @@ func isKafkaPartitionDir(dir string) (bool, error) {
 	return false, nil
 }
 
+// IsKafkaSegmentFile reports whether the .log at path begins with a
+// Kafka batch or message (IsKafkaSegment); an empty file does not.
+func IsKafkaSegmentFile(path string) (bool, error) {
+	first, err := readKafkaProbe(path)
+	return err == nil && len(first) > 0 && IsKafkaSegment(first), err
+}
+
 // readKafkaProbe reads the start of a .log, its first batch whole when
 // its header gives a length the file can hold (and kafkaProbeMax does):
 // what IsKafkaSegment needs. An empty file gives nothing.

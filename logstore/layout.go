@@ -71,8 +71,10 @@ func (e *MixedLayoutError) Error() string {
 
 func (e *MixedLayoutError) Unwrap() error { return ErrMixedLayout }
 
-// DetectLayout tells by file names which layout dir holds. A .index file
-// alone says nothing: both layouts use that extension.
+// DetectLayout tells by file names which layout dir holds (a .index file
+// alone says nothing: every layout uses that extension), and where Apache
+// Kafka's and seglog's names agree, by what else Kafka writes or by the
+// first batch (IsKafkaSegment).
 func DetectLayout(dir string) (Layout, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -93,6 +95,15 @@ func DetectLayout(dir string) (Layout, error) {
 	case simpleFile != "":
 		return LayoutSimple, nil
 	case seglogFile != "":
+		// Apache Kafka names its segments as seglog does: what only Kafka
+		// writes beside them, or the first batch, tells them apart.
+		kafka, err := isKafkaPartitionDir(dir)
+		switch {
+		case err != nil:
+			return LayoutNone, err
+		case kafka:
+			return LayoutKafka, nil
+		}
 		return LayoutSeglog, nil
 	}
 	return LayoutNone, nil

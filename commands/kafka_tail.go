@@ -1,0 +1,144 @@
+package commands
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/seglog/seglog/logstore"
+)
+
+// tail on Apache Kafka's layout. A broker writes its partitions with no
+// lock seglog could see and no notice of a roll or a retention delete, so
+// following is polling: every kafkaPoll the partition is listed and
+// opened again (a roll adds a segment, retention removes the oldest) and
+// read from the offset after the last one printed.
+
+// kafkaPoll is how often tail -f looks at a Kafka partition again: a
+// tenth of a second late is what a person watching expects of tail.
+const kafkaPoll = 100 * time.Millisecond
+
+// kafkaTailPart is one Kafka partition tailed: where it goes on.
+type kafkaTailPart struct {
+	ref  partitionRef
+	next uint64
+	rw   recordWriter
+}
+
+// tailKafka prints the records among the last o.lines offsets of each
+// partition, partition by partition, then with -f the records that
+// arrive, each partition's as they come.
+func tailKafka(ctx context.Context, e *env, o tailOptions, refs []partitionRef, ow *outputWatch) error {
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer out.Flush()
+	parts := make([]*kafkaTailPart, len(refs))
+	printed := int64(0)
+	limit := func() bool { return o.count >= 0 && printed >= o.count }
+	for i, ref := range refs {
+		tp := &kafkaTailPart{ref: ref, rw: recordWriter{out: out, format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
+		parts[i] = tp
+		l, err := ref.openLog()
+		if err != nil {
+			return err
+		}
+		ext, err := l.Extent()
+		l.Close()
+		if err != nil {
+			return err
+		}
+		tp.next = max(ext.Start, ext.Next-min(ext.Next, uint64(o.lines)))
+		if _, err := tp.read(e, o, &printed, limit); err != nil {
+			return err
+		}
+	}
+	if err := out.Flush(); err != nil || !o.follow || limit() {
+		return err
+	}
+	idle := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ow.gone:
+			return nil
+		case <-time.After(kafkaPoll):
+		}
+		for _, tp := range parts {
+			n, err := tp.read(e, o, &printed, limit)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				idle = time.Now()
+			}
+		}
+		if err := out.Flush(); err != nil || limit() {
+			return err
+		}
+		if o.timeout > 0 && time.Since(idle) >= o.timeout {
+			return nil
+		}
+	}
+}
+
+// read prints the partition's records from tp.next to its end as it is
+// now, and counts them in printed; a partition that has gone (deleted,
+// or its directory replaced) is waited for, as tail -F waits for a file.
+func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func() bool) (int, error) {
+	l, err := tp.ref.openLog()
+	if (errors.Is(err, logstore.ErrPartitionNotFound) || errors.Is(err, fs.ErrNotExist)) && o.follow {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	ext, err := l.Extent()
+	if err != nil {
+		return 0, err
+	}
+	if ext.Start > tp.next {
+		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", tp.next, ext.Start-1, l.Name(), ext.Start)
+		tp.next = ext.Start
+	}
+	if ext.Next <= tp.next || limit() {
+		return 0, nil
+	}
+	it, err := l.Records(tp.next)
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	n := 0
+	for !limit() {
+		if !it.Next() {
+			var ce *logstore.CorruptionError
+			if o.skipCorrupt && errors.As(it.Err(), &ce) {
+				e.warn("skipping %s", errorLine(ce))
+				if it.SkipCorrupt() {
+					continue
+				}
+			}
+			if err := it.Err(); err != nil {
+				return n, corruptAdvice(err, o.topic)
+			}
+			// Offsets up to the end held no more data records (control
+			// records, or compacted away).
+			tp.next = max(tp.next, ext.Next)
+			return n, nil
+		}
+		r := it.Record()
+		if r.Offset >= ext.Next {
+			break
+		}
+		if err := tp.rw.write(r); err != nil {
+			return n, err
+		}
+		tp.next = r.Offset + 1
+		*printed++
+		n++
+	}
+	return n, nil
+}
