@@ -154,12 +154,44 @@ type dumpIndexTarget struct {
 	files     []dumpIndexFile
 	partition bool // a partition was named: several files, a total
 	simple    []logstore.SimpleSegment
+	kafka     *kafkaDumpTarget // a partition or file of Apache Kafka's layout
 }
 
 // dumpIndexFiles resolves the argument to what to dump.
 func dumpIndexFiles(e *env, o dumpIndexOptions) (dumpIndexTarget, error) {
+	if kt, ok, err := dumpIndexKafka(e, o); ok || err != nil {
+		return dumpIndexTarget{kafka: &kt}, err
+	}
 	files, partition, simple, err := dumpIndexResolve(e, o)
 	return dumpIndexTarget{files: files, partition: partition, simple: simple}, err
+}
+
+// dumpIndexKafka is the Kafka partition or file the argument names, if
+// it names one: a topic of a Kafka log directory given with -d, a
+// partition directory or lone .log of Kafka's, or one of its files.
+func dumpIndexKafka(e *env, o dumpIndexOptions) (kafkaDumpTarget, bool, error) {
+	if !dumpIndexIsPath(o.target) {
+		d, err := e.kafkaDir()
+		if d == nil || err != nil {
+			return kafkaDumpTarget{}, err != nil, err
+		}
+		parts, err := kafkaTopic(d, o.target, o.partition)
+		switch {
+		case err != nil:
+			return kafkaDumpTarget{}, true, err
+		case len(parts) > 1:
+			return kafkaDumpTarget{}, true, usagef("topic %s has %d partitions here: name one with --partition", o.target, len(parts))
+		}
+		return kafkaDumpTarget{dir: parts[0].Dir, name: o.target + "/" + strconv.Itoa(int(parts[0].Partition))}, true, nil
+	}
+	if fi, err := os.Stat(o.target); err == nil && !fi.IsDir() && !strings.HasSuffix(o.target, format.LogExt) {
+		return kafkaDumpFile(o.target)
+	}
+	dir, kind, err := classifyPath(o.target)
+	if err != nil || !kafkaKind(kind) {
+		return kafkaDumpTarget{}, false, nil // left to dumpIndexResolve, which names what is wrong
+	}
+	return kafkaDumpTarget{dir: dir, name: dir, file: kind == kafkaFilePath}, true, nil
 }
 
 // dumpIndexResolve is dumpIndexFiles' work: the files to dump and whether
@@ -323,6 +355,9 @@ func runDumpIndex(e *env, o dumpIndexOptions) error {
 	target, err := dumpIndexFiles(e, o)
 	if err != nil {
 		return err
+	}
+	if target.kafka != nil {
+		return dumpKafka(e, o, *target.kafka)
 	}
 	if target.simple != nil {
 		return dumpSimpleIndex(e, o, target.simple)

@@ -34,7 +34,7 @@ type importOptions struct {
 func importCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "append every record of a log in the simple store/index layout to a topic",
+		Usage:     "append every record of a log in the simple store/index layout, or of an Apache Kafka partition, to a topic",
 		ArgsUsage: "DIR TOPIC",
 		Description: "Changes files in the data directory only: reads DIR, a log in the simple\n" +
 			"store/index layout (<base>.store files of length-framed records, <base>.index\n" +
@@ -50,9 +50,15 @@ func importCommand() *cli.Command {
 			"shows records after it) stops the import (exit 1), and the records before it\n" +
 			"stay imported. Prints what was imported as a table on stdout (--json: one JSON\n" +
 			"object); warnings and notes about the source go to stderr.\n\n" +
+			"DIR may also be an Apache Kafka partition directory (TOPIC-N in a broker's log\n" +
+			"directory), read as read does: its data records with their keys, values and\n" +
+			"own timestamps (--timestamps now: the time of import), from its log start\n" +
+			"offset; headers and transaction markers, which seglog's records cannot hold,\n" +
+			"are left out and counted on stderr.\n\n" +
 			"Examples:\n" +
 			"  seglog import ./old-log events --create\n" +
-			"  seglog import ./old-log orders --partition 2 --timestamps mtime --json",
+			"  seglog import ./old-log orders --partition 2 --timestamps mtime --json\n" +
+			"  seglog import /var/lib/kafka/data/orders-0 orders --create",
 		Flags: slices.Concat([]cli.Flag{
 			&cli.IntFlag{Name: "partition", Aliases: []string{"p"}, Value: -1, Usage: "append to partition `P`", DefaultText: "0, when the topic has one partition"},
 			&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},

@@ -405,7 +405,7 @@ complete -c seglog -n '__seglog_using import-partition 0' -a '(__seglog_call top
 complete -c seglog -n '__seglog_using import-partition 1' -a '(__seglog_call partitions (__seglog_arg 1))'
 
 # import
-complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import -d 'append every record of a log in the simple store/index layout to a ...'
+complete -c seglog -n 'not __seglog_cmd >/dev/null' -a import -d 'append every record of a log in the simple store/index layout, or o...'
 complete -c seglog -n '__seglog_using import' -l partition -s p -x -a '(__seglog_call partitions (__seglog_arg 1))' -d 'append to partition P'
 complete -c seglog -n '__seglog_using import' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using import' -l partitions -x -d 'with --create: number of partitions N'

@@ -295,7 +295,7 @@ _seglog_commands() {
         'copy-partition:copy a partition, even one being appended to, to another data direc...'
         'reassign:move partitions between data directories as a JSON plan says\: check...'
         'import-partition:make a partition of the tar stream '\''copy-partition --to -'\'' writes, ...'
-        'import:append every record of a log in the simple store/index layout to a ...'
+        'import:append every record of a log in the simple store/index layout, or o...'
         'kafka:export a topic to a Kafka cluster, or import one from it'
         'version:print seglog'\''s version and the revision it was built from'
         'completion:print the shell completion script for bash, zsh or fish'
