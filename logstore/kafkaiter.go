@@ -82,6 +82,7 @@ type kafkaRecords struct {
 	txn       *kafkaTxnState
 	err       error
 	dmg       *segfile.KafkaDamage // the scan's damage that ended the iteration, if that did
+	ended     bool                 // SkipCorrupt found nothing after the damage
 	closed    bool
 }
 
@@ -115,7 +116,7 @@ func (it *kafkaRecords) open() error {
 
 // Next moves to the next record.
 func (it *kafkaRecords) Next() bool {
-	if it.closed || it.err != nil {
+	if it.closed || it.ended || it.err != nil {
 		return false
 	}
 	for {
@@ -274,7 +275,7 @@ func (it *kafkaRecords) nextSegment() bool {
 // SkipCorrupt goes on after the damage that ended the iteration: where
 // valid batches resume, else at the next segment; after a batch whose
 // records do not decode, at the batch after it. It reports whether
-// there is anything to go on with.
+// there is anything to go on with; either way Err is cleared.
 func (it *kafkaRecords) SkipCorrupt() bool {
 	var ce *CorruptionError
 	if it.closed || !errors.As(it.err, &ce) {
@@ -287,7 +288,7 @@ func (it *kafkaRecords) SkipCorrupt() bool {
 		return true // a batch's records failed: the scan is past the batch
 	}
 	if it.i == len(it.p.segs)-1 {
-		it.err = ce // nothing follows: the damage stays the end
+		it.ended = true // nothing valid follows: the end of the data
 		return false
 	}
 	return it.nextSegment()
