@@ -13,10 +13,10 @@ import (
 
 // importKafkaRecords appends every data record of the Kafka partition p
 // to w: key, value and timestamp (or the time of import, with
-// --timestamps now); headers, which seglog's records cannot hold, are
-// left out and counted on stderr, and so are control records
-// (transaction markers), which reading never gives. A null key is no
-// key, a null value (a tombstone) an empty value.
+// --timestamps now); headers, which seglog's records cannot hold, and
+// control records (transaction markers) are left out and counted on
+// stderr. A null key is no key, a null value (a tombstone) an empty
+// value.
 func importKafkaRecords(e *env, p *logstore.KafkaPartition, w *logstore.Writer, o importOptions, sum *importSummary) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -55,6 +55,10 @@ func importKafkaRecords(e *env, p *logstore.KafkaPartition, w *logstore.Writer, 
 	sum.Segments = len(p.KafkaSegments())
 	if err := it.Err(); err != nil {
 		return fmt.Errorf("import stopped: %w", err)
+	}
+	if c, ok := it.(interface{ ControlRecords() uint64 }); ok && c.ControlRecords() > 0 {
+		n := c.ControlRecords()
+		e.info("seglog: note: %d control %s (transaction markers) left out", n, dumpIndexPlural(int64(n), "record", "records"))
 	}
 	if headers > 0 {
 		e.info("seglog: note: %d %s of %d %s dropped: seglog's records have no headers", headers, dumpIndexPlural(int64(headers), "header", "headers"),

@@ -84,7 +84,12 @@ type kafkaRecords struct {
 	dmg       *segfile.KafkaDamage // the scan's damage that ended the iteration, if that did
 	ended     bool                 // SkipCorrupt found nothing after the damage
 	closed    bool
+	controls  uint64 // control records passed over, as their batches count them
 }
+
+// ControlRecords is how many control records (transaction markers) the
+// iteration has passed over: read never gives them, import counts them.
+func (it *kafkaRecords) ControlRecords() uint64 { return it.controls }
 
 // kafkaTxnState is what read_committed knows of the transactions.
 type kafkaTxnState struct {
@@ -229,6 +234,9 @@ func (it *kafkaRecords) skipBatch(b *segfile.KafkaBatch) (bool, error) {
 	h := &b.Header
 	if b.Legacy() {
 		return false, nil
+	}
+	if h.Control() && h.LastOffset() >= int64(it.next) {
+		it.controls += uint64(max(h.RecordsCount, 0))
 	}
 	t := it.txn
 	if t == nil || h.ProducerID < 0 {
