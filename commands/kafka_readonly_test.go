@@ -208,9 +208,10 @@ func TestKafkaImport(t *testing.T) {
 			src := filepath.Join(kafkaFixtures, "logdir", p.Topic+"-"+strconv.Itoa(p.Partition))
 			r := mustRun(t, data, "", "import", src, "copy", "--create")
 			got := readRecords(t, data, "copy")
-			i, headers := 0, 0
+			i, headers, controls := 0, 0, 0
 			for _, want := range p.Records {
 				if want.Control {
+					controls++
 					continue
 				}
 				headers += len(want.Headers)
@@ -237,6 +238,9 @@ func TestKafkaImport(t *testing.T) {
 			}
 			if headers > 0 && !strings.Contains(r.stderr, fmt.Sprintf("%d headers of", headers)) {
 				t.Errorf("stderr does not count the %d headers dropped: %s", headers, r.stderr)
+			}
+			if controls > 0 && !strings.Contains(r.stderr, fmt.Sprintf("%d control records", controls)) {
+				t.Errorf("stderr does not count the %d control records left out: %s", controls, r.stderr)
 			}
 		})
 	}
