@@ -702,6 +702,7 @@ var cdocJSONCases = []cdocJSONCase{
 			cdocRun(t, dir, "", 0, "tail", "r", "--format", "json").stdout,
 			cdocRun(t, dir, "", 0, "read", filepath.Join(dir, "r", "0"), "--format", "json").stdout,
 			cdocRun(t, dir, "", 0, "read", cdocSimpleLog(t), "--format", "json").stdout,
+			cdocRun(t, dir, "", 0, "-d", filepath.Join(kafkaFixtures, "logdir"), "read", "events", "--format", "json").stdout,
 		}
 	}},
 	{name: "describe", tables: map[string]string{"": "`describe --json`"}, outputs: func(t *testing.T) []string {
@@ -709,7 +710,17 @@ var cdocJSONCases = []cdocJSONCase{
 		cdocDamagedTopic(t, dir, "d", 5, 2, 3)
 		const top = uint64(math.MaxUint64)
 		cdocSegment(t, filepath.Join(dir, "f", "0"), top, []cdocRec{{off: top, ts: cdocTS0, value: "the last"}})
-		return []string{cdocRun(t, dir, "", 1, "describe", "d", "f", cdocSimpleLog(t), "--json").stdout}
+		return []string{cdocRun(t, dir, "", 1, "describe", "d", "f", cdocSimpleLog(t), "--json").stdout,
+			cdocRun(t, dir, "", 0, "-d", filepath.Join(kafkaFixtures, "logdir"), "describe", "--json").stdout}
+	}},
+	{name: "dump-index kafka", lines: true, tables: map[string]string{"": "`dump-index --json` on Apache Kafka's layout"}, outputs: func(t *testing.T) []string {
+		logdir := filepath.Join(kafkaFixtures, "logdir")
+		return []string{
+			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "orders-1"), "--json", "--verify").stdout,
+			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "payments-0"), "--json").stdout,
+			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "payments-0", "00000000000000000015.snapshot"), "--json").stdout,
+			cdocRun(t, logdir, "", 3, "dump-index", filepath.Join(kafkaFixtures, "damaged", "lying-index", "orders-0"), "--json", "--verify").stdout,
+		}
 	}},
 	{name: "describe groups", tables: map[string]string{"": "`describe --groups --json`"}, outputs: func(t *testing.T) []string {
 		dir := t.TempDir()
