@@ -719,6 +719,8 @@ var cdocJSONCases = []cdocJSONCase{
 			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "orders-1"), "--json", "--verify").stdout,
 			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "payments-0"), "--json").stdout,
 			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "payments-0", "00000000000000000015.snapshot"), "--json").stdout,
+			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "recovery-point-offset-checkpoint"), "--json").stdout,
+			cdocRun(t, logdir, "", 0, "dump-index", filepath.Join(logdir, "orders-0", "leader-epoch-checkpoint"), "--json").stdout,
 			cdocRun(t, logdir, "", 3, "dump-index", filepath.Join(kafkaFixtures, "damaged", "lying-index", "orders-0"), "--json", "--verify").stdout,
 		}
 	}},

@@ -27,6 +27,7 @@ type kafkaDumpTarget struct {
 	name     string
 	only     string // a file named by path: dump it alone
 	onlyKind logstore.IndexKind
+	text     string // a checkpoint or leader-epoch-checkpoint file named by path: dump it instead
 }
 
 // kafkaDumpFile is the Kafka target a path names, when it names one: a
@@ -34,6 +35,16 @@ type kafkaDumpTarget struct {
 // file in a partition directory.
 func kafkaDumpFile(path string) (kafkaDumpTarget, bool, error) {
 	t := kafkaDumpTarget{dir: filepath.Dir(path), name: filepath.Dir(path), only: path}
+	switch base := filepath.Base(path); base {
+	case kafka.RecoveryPointCheckpoint, kafka.LogStartOffsetCheckpoint, kafka.ReplicationCheckpoint, kafka.CleanerOffsetCheckpoint:
+		ok, err := logstore.IsKafkaLogDir(t.dir)
+		t.text = path
+		return t, ok, err
+	case kafka.LeaderEpochCheckpoint:
+		layout, err := logstore.DetectLayout(t.dir)
+		t.text = path
+		return t, layout == logstore.LayoutKafka, err
+	}
 	fn, err := kafka.ParseFileName(filepath.Base(path))
 	if err != nil || fn.Suffix != "" {
 		return t, false, nil
@@ -54,6 +65,9 @@ func kafkaDumpFile(path string) (kafkaDumpTarget, bool, error) {
 
 // dumpKafka runs dump-index on t.
 func dumpKafka(e *env, o dumpIndexOptions, t kafkaDumpTarget) error {
+	if t.text != "" {
+		return dumpKafkaText(e, o, t.text)
+	}
 	open := logstore.OpenKafkaPartition
 	if t.file {
 		open = logstore.OpenKafkaSegmentFile
@@ -299,4 +313,59 @@ func (d *kafkaDumper) snapshot(p *logstore.KafkaPartition, seg int, s logstore.K
 			pe.ProducerID, pe.ProducerEpoch, pe.LastSequence, pe.LastOffset, pe.OffsetDelta, pe.Timestamp, pe.CoordinatorEpoch, pe.CurrentTxnFirstOffset)
 	}
 	return nil
+}
+
+// dumpKafkaText prints a log directory's offset checkpoint file, or a
+// partition's leader-epoch-checkpoint, entry by entry.
+func dumpKafkaText(e *env, o dumpIndexOptions, path string) error {
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	if filepath.Base(path) == kafka.LeaderEpochCheckpoint {
+		pd := logstore.KafkaPartitionDir{Dir: filepath.Dir(path)}
+		epochs, err := pd.LeaderEpochs()
+		if err != nil {
+			return err
+		}
+		if !o.json {
+			fmt.Fprintf(out, "%s: Apache Kafka leader epochs (the first offset each leader wrote)\n%10s  %20s\n", path, "EPOCH", "START-OFFSET")
+		}
+		for _, ep := range epochs {
+			if o.json {
+				if err := writeJSONLine(out, struct {
+					Type        string `json:"type"`
+					File        string `json:"file"`
+					Epoch       int32  `json:"epoch"`
+					StartOffset int64  `json:"start_offset"`
+				}{"leader-epoch", path, ep.Epoch, ep.StartOffset}); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(out, "%10d  %20d\n", ep.Epoch, ep.StartOffset)
+		}
+		return out.Flush()
+	}
+	entries, err := logstore.ReadKafkaCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	if !o.json {
+		fmt.Fprintf(out, "%s: Apache Kafka offset checkpoint, %d %s\n%-30s  %10s  %20s\n", path, len(entries), dumpIndexPlural(int64(len(entries)), "entry", "entries"),
+			"TOPIC", "PARTITION", "OFFSET")
+	}
+	for _, en := range entries {
+		if o.json {
+			if err := writeJSONLine(out, struct {
+				Type      string `json:"type"`
+				File      string `json:"file"`
+				Topic     string `json:"topic"`
+				Partition int32  `json:"partition"`
+				Offset    int64  `json:"offset"`
+			}{"checkpoint", path, en.Topic, en.Partition, en.Offset}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(out, "%-30s  %10d  %20d\n", en.Topic, en.Partition, en.Offset)
+	}
+	return out.Flush()
 }

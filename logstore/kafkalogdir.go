@@ -369,3 +369,18 @@ func entryIsDir(dir string, e os.DirEntry) bool {
 	fi, err := os.Stat(filepath.Join(dir, e.Name()))
 	return err == nil && fi.IsDir()
 }
+
+// ReadKafkaCheckpoint reads one of a log directory's offset checkpoint
+// files (recovery-point-offset-checkpoint and the like) whole, every
+// entry in file order.
+func ReadKafkaCheckpoint(path string) ([]kafka.OffsetCheckpointEntry, error) {
+	b, err := readKafkaText(path)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := kafka.ParseOffsetCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return entries, nil
+}
