@@ -182,6 +182,8 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 	if emit == nil {
 		emit = func(Finding) error { return nil }
 	}
+	others := verifyOthers(targets, workers, sh)
+	defer others.stop(sh)
 	var errs []error
 	for ti, t := range targets {
 		if opts.Start != nil {
@@ -191,17 +193,15 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 		}
 		p, ok := t.Log.(*Partition)
 		if !ok {
-			var emitErr error
-			var err error
-			reports[ti], err = t.Log.Verify(t.Number, t.Count, VerifyOptions{Finding: func(f Finding) error {
-				emitErr = emit(f)
-				return emitErr
-			}})
-			if emitErr != nil {
-				return reports, emitErr
+			o := others.take(ti)
+			reports[ti] = o.report
+			for _, f := range o.findings {
+				if err := emit(f); err != nil {
+					return reports, err
+				}
 			}
-			if err != nil {
-				errs = append(errs, err) // an I/O error: the others are checked still
+			if o.err != nil {
+				errs = append(errs, o.err) // an I/O error: the others are checked still
 			}
 			continue
 		}
@@ -233,6 +233,94 @@ func Verify(targets []VerifyTarget, opts VerifyOptions) ([]VerifyReport, error) 
 	}
 	progress()
 	return reports, errors.Join(errs...)
+}
+
+// verifyOther is the check of a log in another layout than seglog's,
+// run by its own Verify beside the partitions' workers: its findings wait
+// here for their turn (each file lists at most verifyMaxPerKind of a
+// kind, so they stay few).
+type verifyOther struct {
+	done     chan struct{}
+	report   VerifyReport
+	findings []Finding
+	err      error
+}
+
+// verifyOtherSet is the checks of the targets in other layouts, workers
+// at a time and at most twice that many ahead of the one whose findings
+// are printed, so memory does not grow with the number of logs.
+type verifyOtherSet struct {
+	of     map[int]*verifyOther // by target
+	window chan struct{}        // a slot per check started and not yet taken
+	quit   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// take waits for target ti's check and frees its slot.
+func (s *verifyOtherSet) take(ti int) *verifyOther {
+	o := s.of[ti]
+	<-o.done
+	<-s.window
+	return o
+}
+
+// stop ends the checks (at their next finding) and waits for them.
+func (s *verifyOtherSet) stop(sh *verifyShared) {
+	sh.stop.Store(true)
+	close(s.quit)
+	s.wg.Wait()
+}
+
+// verifyOthers starts checking the targets that are not seglog
+// partitions, in order.
+func verifyOthers(targets []VerifyTarget, workers int, sh *verifyShared) *verifyOtherSet {
+	s := &verifyOtherSet{of: map[int]*verifyOther{}, window: make(chan struct{}, 2*workers), quit: make(chan struct{})}
+	var order []int
+	for ti, t := range targets {
+		if _, ok := t.Log.(*Partition); !ok {
+			s.of[ti] = &verifyOther{done: make(chan struct{})}
+			order = append(order, ti)
+		}
+	}
+	if len(order) == 0 {
+		return s
+	}
+	feed := make(chan int)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(feed)
+		for _, ti := range order {
+			select {
+			case s.window <- struct{}{}:
+			case <-s.quit:
+				return
+			}
+			select {
+			case feed <- ti:
+			case <-s.quit:
+				return
+			}
+		}
+	}()
+	for range min(workers, len(order)) {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for ti := range feed {
+				o, t := s.of[ti], targets[ti]
+				o.report, o.err = t.Log.Verify(t.Number, t.Count, VerifyOptions{Finding: func(f Finding) error {
+					if sh.stop.Load() {
+						return errVerifyStopped
+					}
+					o.findings = append(o.findings, f)
+					return nil
+				}})
+				close(o.done)
+			}
+		}()
+	}
+	return s
 }
 
 const (
