@@ -98,16 +98,8 @@ func OpenKafkaPartition(dir, name string) (*KafkaPartition, error) {
 // its name's, or 0 when the name is not a segment's. name is what
 // messages call it.
 func OpenKafkaSegmentFile(path, name string) (*KafkaPartition, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
-	case err != nil:
+	if err := checkSegmentFile(path, name, "Kafka segment file"); err != nil {
 		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, fsx.NewNotRegularError(path, fi.Mode())
-	case !strings.HasSuffix(path, kafka.LogExt):
-		return nil, fmt.Errorf("%s is not a Kafka segment file: its name must end in %s", path, kafka.LogExt)
 	}
 	seg := KafkaSegmentFiles{Log: path}
 	if fn, err := kafka.ParseFileName(filepath.Base(path)); err == nil && fn.Ext == kafka.LogExt && fn.Suffix == "" {

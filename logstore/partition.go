@@ -70,6 +70,24 @@ func OpenPartitionDir(dir, name string) (*Partition, error) {
 	return &Partition{dir: dir, name: name, segs: segs, odd: odd}, nil
 }
 
+// checkSegmentFile checks that path, a lone segment file (what is one
+// in messages: "segment file", "Kafka segment file"), is a regular .log
+// file.
+func checkSegmentFile(path, name, what string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return fsx.NewNotRegularError(path, fi.Mode())
+	case !strings.HasSuffix(path, format.LogExt):
+		return fmt.Errorf("%s is not a %s: its name must end in %s", path, what, format.LogExt)
+	}
+	return nil
+}
+
 // OpenSegmentFile opens the lone segment file path (a .log, with its
 // .index and .timeindex beside it if they are there) for reading, as the
 // one segment of a partition of its own: a segment copied off a broken
@@ -80,16 +98,8 @@ func OpenPartitionDir(dir, name string) (*Partition, error) {
 // wherever it resumes. name is how messages refer to it. Nothing is ever
 // written.
 func OpenSegmentFile(path, name string) (*Partition, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)
-	case err != nil:
+	if err := checkSegmentFile(path, name, "segment file"); err != nil {
 		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, fsx.NewNotRegularError(path, fi.Mode())
-	case !strings.HasSuffix(path, format.LogExt):
-		return nil, fmt.Errorf("%s is not a segment file: its name must end in %s", path, format.LogExt)
 	}
 	seg := segment{dir: filepath.Dir(path)}
 	file := filepath.Base(path)

@@ -108,7 +108,7 @@ func realEntries(r io.ReaderAt, size int64, entryLen, keep int64) (int64, error)
 	for n > keep {
 		k := min(n-keep, int64(len(buf))/entryLen)
 		b := buf[:k*entryLen]
-		if err := readIndexAt(r, b, (n-k)*entryLen); err != nil {
+		if err := ReadFullAt(r, b, (n-k)*entryLen); err != nil {
 			return 0, err
 		}
 		for i := k - 1; i >= 0; i-- {
@@ -121,9 +121,9 @@ func realEntries(r io.ReaderAt, size int64, entryLen, keep int64) (int64, error)
 	return n, nil
 }
 
-// readIndexAt reads len(b) bytes at off: a file that ends before is
+// ReadFullAt reads len(b) bytes at off: a file that ends before is
 // io.ErrUnexpectedEOF (it shrank since its size was taken).
-func readIndexAt(r io.ReaderAt, b []byte, off int64) error {
+func ReadFullAt(r io.ReaderAt, b []byte, off int64) error {
 	n, err := r.ReadAt(b, off)
 	switch {
 	case n == len(b):
@@ -151,7 +151,7 @@ func eachEntry(r io.ReaderAt, n, entryLen int64, each func(i int64, b []byte) er
 	for i := int64(0); i < n; {
 		k := min(n-i, int64(len(buf))/entryLen)
 		b := buf[:k*entryLen]
-		if err := readIndexAt(r, b, i*entryLen); err != nil {
+		if err := ReadFullAt(r, b, i*entryLen); err != nil {
 			return err
 		}
 		for ; len(b) > 0; b = b[entryLen:] {

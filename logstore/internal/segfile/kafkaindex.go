@@ -1,7 +1,6 @@
 package segfile
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -96,7 +95,7 @@ func (x *KafkaIndex) Entry(i int64) (KafkaIndexEntry, error) {
 	}
 	var buf [kafka.TimeEntryLen]byte
 	b := buf[:x.entryLen]
-	if err := readFull(x.r, b, i*x.entryLen); err != nil {
+	if err := kafka.ReadFullAt(x.r, b, i*x.entryLen); err != nil {
 		return KafkaIndexEntry{}, err
 	}
 	return x.decode(b), nil
@@ -123,7 +122,7 @@ func (x *KafkaIndex) Each(from, to int64, fn func(i int64, e KafkaIndexEntry) er
 	for i := max(from, 0); i < to; {
 		k := min(to-i, int64(len(buf))/x.entryLen)
 		b := buf[:k*x.entryLen]
-		if err := readFull(x.r, b, i*x.entryLen); err != nil {
+		if err := kafka.ReadFullAt(x.r, b, i*x.entryLen); err != nil {
 			return err
 		}
 		for ; len(b) > 0; b = b[x.entryLen:] {
@@ -167,19 +166,6 @@ func (x *KafkaIndex) floor(above func(KafkaIndexEntry) bool) (int64, bool, error
 	return int64(n) - 1, n > 0, nil
 }
 
-// readFull reads len(b) bytes at off: a file that ends first is
-// io.ErrUnexpectedEOF (it shrank since its size was taken).
-func readFull(r io.ReaderAt, b []byte, off int64) error {
-	n, err := r.ReadAt(b, off)
-	switch {
-	case n == len(b):
-		return nil
-	case err == nil || errors.Is(err, io.EOF):
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
 // EachAbortedTxn hands each whole entry of the .txnindex of size bytes
 // that r reads to fn, in order; a partial last entry is left out (Kafka
 // passes over it too; CheckKafkaTxnIndex reports it).
@@ -190,7 +176,7 @@ func EachAbortedTxn(r io.ReaderAt, size int64, fn func(i int64, t kafka.AbortedT
 	for i := int64(0); i < n; {
 		k := min(n-i, int64(len(buf))/kafka.AbortedTxnLen)
 		b := buf[:k*kafka.AbortedTxnLen]
-		if err := readFull(r, b, i*kafka.AbortedTxnLen); err != nil {
+		if err := kafka.ReadFullAt(r, b, i*kafka.AbortedTxnLen); err != nil {
 			return err
 		}
 		for ; len(b) > 0; b = b[kafka.AbortedTxnLen:] {
