@@ -56,6 +56,9 @@ func describeCommand() *cli.Command {
 			"column per time bucket (from the time indexes, not the records), to see when\n" +
 			"traffic stopped. It fits the terminal, else --width columns (default 80); blocks\n" +
 			"need a UTF-8 locale, else (or with --ascii) ASCII. With --json: the counts.\n\n" +
+			"Apache Kafka's own log directories are read the same way, never written: a broker's\n" +
+			"log directory given with -d (topics by name), or a TOPIC-N partition directory or a\n" +
+			"segment .log of Kafka's by path (told from seglog's by their contents).\n\n" +
 			"Examples:\n" +
 			"  seglog describe\n" +
 			"  seglog describe orders --partition 2\n" +

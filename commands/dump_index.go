@@ -56,6 +56,9 @@ func dumpIndexCommand() *cli.Command {
 			"warning: none of them changes the exit status. In --json, a verdict (and a\n" +
 			"class, in the simple layout) is the finding kind verify-crc gives the same entry:\n" +
 			"ok, index-mismatch, index-no-record, index-order, index-stale, corrupt-record...\n\n" +
+			"Apache Kafka's own log directories are read the same way, never written: a broker's\n" +
+			"log directory given with -d (topics by name), or a TOPIC-N partition directory or a\n" +
+			"segment .log of Kafka's by path (told from seglog's by their contents).\n\n" +
 			"Examples:\n" +
 			"  seglog dump-index orders --partition 2 --verify\n" +
 			"  seglog dump-index orders -p 0 --segment 0 --kind timeindex\n" +

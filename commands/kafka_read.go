@@ -10,7 +10,7 @@ import (
 // name them: whether records of aborted (or still open) transactions are
 // left out.
 var isolationLevels = choices[bool]{
-	{"read_uncommitted", false, "every data record (Kafka's consumers' default)"},
+	{"read_uncommitted", false, "every data record, as Kafka's consumers read by default"},
 	{"read_committed", true, "no records of aborted transactions, or of transactions still open at the log's end"},
 }
 

@@ -87,6 +87,9 @@ func readCommand() *cli.Command {
 			"escapes \\n \\t \\r \\0 \\\\ \\xNN, as --delimiter's. No newline is added. --delimiter\n" +
 			"(-D) SEP ends each record of --format value with SEP instead of a newline: -D '\\0'\n" +
 			"reverses 'seglog append --null'.\n\n" +
+			"Apache Kafka's own log directories are read the same way, never written: a broker's\n" +
+			"log directory given with -d (topics by name), or a TOPIC-N partition directory or a\n" +
+			"segment .log of Kafka's by path (told from seglog's by their contents).\n\n" +
 			"Examples:\n" +
 			"  seglog read orders\n" +
 			"  seglog read orders --partition 2 --offset -10 --format json\n" +

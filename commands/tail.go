@@ -58,6 +58,9 @@ func tailCommand(tn tuning) *cli.Command {
 			"(partitions it has no position for start as without it) and commits the positions\n" +
 			"of the records printed, at least every second and at exit: at least once, never a\n" +
 			"record skipped. One reader per group at a time (--wait to queue).\n\n" +
+			"Apache Kafka's own log directories are read the same way, never written: a broker's\n" +
+			"log directory given with -d (topics by name), or a TOPIC-N partition directory or a\n" +
+			"segment .log of Kafka's by path (told from seglog's by their contents).\n\n" +
 			"Examples:\n" +
 			"  seglog tail orders\n" +
 			"  seglog tail -f orders --format json\n" +

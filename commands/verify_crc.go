@@ -64,6 +64,9 @@ func verifyCRCCommand() *cli.Command {
 			"partition); gap (known when .gaps.json records it). Notes: index-stale,\n" +
 			"index-missing, index-short, index-partial-entry, timestamp-backwards, key-routing\n" +
 			"(keys not where FNV-1a routing puts them), segment-gone, no-segments.\n\n" +
+			"Apache Kafka's own log directories are read the same way, never written: a broker's\n" +
+			"log directory given with -d (topics by name), or a TOPIC-N partition directory or a\n" +
+			"segment .log of Kafka's by path (told from seglog's by their contents).\n\n" +
 			"Examples:\n" +
 			"  seglog verify-crc\n" +
 			"  seglog verify-crc orders --partition 2 --jobs 1\n" +

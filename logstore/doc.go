@@ -13,9 +13,10 @@
 // packages only; commands and the Kafka bridge import logstore.
 //
 // Log is what a reader or checker of any layout seglog reads needs
-// (log.go: extent, records, stats, verify): a seglog partition and a log
-// in the simple store/index layout, which seglog only reads, both satisfy
-// it, and Verify checks any mix of them.
+// (log.go: extent, records, stats, verify): a seglog partition, a log in
+// the simple store/index layout and an Apache Kafka partition
+// (KafkaPartition, in a broker's log directory: KafkaLogDir), the last
+// two only read, all satisfy it, and Verify checks any mix of them.
 //
 // Locks are flock(2) on directories (docs/format.md §1 and §5), which is
 // only reliable on local filesystems.
