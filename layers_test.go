@@ -33,6 +33,8 @@ var layers = map[string][]string{
 	"internal/testcheckout":  {},
 	"bench/gen":              {"format", "logstore"},
 	"bench/kafka":            {},
+	"bench/kafkacodec":       {},
+	"bench/kafkagen":         {},
 	"bench/latency":          {},
 	"bench/lookup":           {"logstore"},
 	"bench/maxrss":           {},
@@ -75,7 +77,7 @@ var testOnlyExternal = []string{"github.com/prometheus/"}
 // stand-in cluster and the generator of the Apache Kafka fixtures.
 const kafkaClient = "github.com/twmb/franz-go/"
 
-var kafkaSpeakers = []string{"kafkabridge", "bench/kafka", "testdata/kafka/gen"}
+var kafkaSpeakers = []string{"kafkabridge", "bench/kafka", "bench/kafkagen", "testdata/kafka/gen"}
 
 func TestLayers(t *testing.T) {
 	seen := map[string]bool{}
