@@ -52,6 +52,37 @@ type KafkaIndexSummary struct {
 // nothing to judge (its Path is ""). fn's error stops the check and is
 // returned.
 func (p *KafkaPartition) CheckKafkaIndex(seg int, kind IndexKind, verify bool, fn func(KafkaIndexEntry) error) (KafkaIndexSummary, error) {
+	return p.checkKafkaIndex(seg, kind, verify, nil, fn)
+}
+
+// kafkaWalkEvent is a valid batch, or damage, that a check of the .log
+// passes on to index checks running beside it, so that a segment is read
+// once for all three.
+type kafkaWalkEvent struct {
+	span kafkaBatchSpan
+	dmg  *segfile.KafkaDamage
+}
+
+// kafkaFeed is the batches of a .log of size bytes, as its check passes
+// them on.
+type kafkaFeed struct {
+	events chan kafkaWalkEvent
+	size   int64
+}
+
+// drain takes what is left, so that the check of the .log never waits
+// for an index check that has judged its last entry.
+func (f *kafkaFeed) drain() {
+	for range f.events {
+	}
+}
+
+// checkKafkaIndex is CheckKafkaIndex, with verify's batches read from
+// feed (drained to its end) when it is not nil instead of from the .log.
+func (p *KafkaPartition) checkKafkaIndex(seg int, kind IndexKind, verify bool, feed *kafkaFeed, fn func(KafkaIndexEntry) error) (KafkaIndexSummary, error) {
+	if feed != nil {
+		defer feed.drain()
+	}
 	if seg < 0 || seg >= len(p.segs) {
 		return KafkaIndexSummary{}, fmt.Errorf("%s: no segment %d", p.name, seg)
 	}
@@ -83,13 +114,16 @@ func (p *KafkaPartition) CheckKafkaIndex(seg int, kind IndexKind, verify bool, f
 		return fn(e)
 	}
 	var w *kafkaBatchWalk
-	if verify {
+	switch {
+	case verify && feed != nil:
+		w = &kafkaBatchWalk{p: p, seg: seg, feed: feed.events, size: feed.size}
+	case verify:
 		ks, err := p.openScan(seg)
 		if err != nil {
 			return sum, err
 		}
 		defer ks.close()
-		w = &kafkaBatchWalk{ks: ks, p: p, seg: seg}
+		w = &kafkaBatchWalk{ks: ks, p: p, seg: seg, size: ks.size}
 	}
 	j := kafkaIndexJudge{base: int64(s.Base), time: kind == TimeIndex, walk: w}
 	err = x.Each(0, x.Len(), func(i int64, ie segfile.KafkaIndexEntry) error {
@@ -161,6 +195,8 @@ type kafkaBatchWalk struct {
 	p    *KafkaPartition
 	seg  int
 	ks   *kafkaScan
+	feed <-chan kafkaWalkEvent // instead of ks: the batches the .log's check passes on
+	size int64                 // of the .log
 	cur  kafkaBatchSpan
 	have bool                 // cur is a batch
 	done bool                 // no batch is left
@@ -180,8 +216,24 @@ type kafkaBatchSpan struct {
 
 // advance moves to the next valid batch.
 func (w *kafkaBatchWalk) advance() error {
-	sc := w.ks.sc
 	w.damaged = false
+	if w.feed != nil {
+		for ev := range w.feed {
+			if ev.dmg != nil {
+				w.dmg, w.damaged = ev.dmg, true
+				continue
+			}
+			w.cur = ev.span
+			if !w.have || ev.span.maxTS > w.runMax {
+				w.runMax = ev.span.maxTS
+			}
+			w.have = true
+			return nil
+		}
+		w.done = true
+		return nil
+	}
+	sc := w.ks.sc
 	for {
 		if sc.Next() {
 			b := sc.Batch()
@@ -217,7 +269,7 @@ func (w *kafkaBatchWalk) inDamage(pos int64) bool {
 
 // checkPos judges an .index entry.
 func (w *kafkaBatchWalk) checkPos(e segfile.KafkaIndexEntry) (FindingKind, string, error) {
-	size := w.ks.size
+	size := w.size
 	if e.Pos >= size {
 		return FindingIndexStale, fmt.Sprintf("position %d is past the end of the .log (%d bytes)", e.Pos, size), nil
 	}

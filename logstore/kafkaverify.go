@@ -1,11 +1,13 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore/internal/segfile"
@@ -95,6 +97,7 @@ type kafkaVerified struct {
 type kafkaSegmentCheck struct {
 	p        *KafkaPartition
 	seg      int
+	feeds    []*kafkaFeed // the index checks beside it
 	res      *kafkaVerified
 	findings verifyFindings
 	prevLast int64 // the last offset of the batch before; -1 at the start
@@ -116,7 +119,39 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 		c.add(Finding{Severity: SeverityProblem, Kind: FindingGap, Pos: 0, Offset: prevEnd,
 			Reason: fmt.Sprintf("offsets %d..%d are in no segment: the segment before ends at %d, this one is named %d", prevEnd, base-1, prevEnd-1, base)})
 	}
-	err := c.scan(prevEnd)
+	// The indexes are judged beside the scan, against the batches it
+	// passes on: the segment is read once.
+	ks, err := p.openScan(i)
+	if err != nil {
+		return res, err
+	}
+	defer ks.close()
+	active := i == len(p.segs)-1
+	kinds := []IndexKind{OffsetIndex, TimeIndex}
+	var feeds [2]*kafkaFeed
+	var extras [2][3]int
+	var errs [2]error
+	var wg sync.WaitGroup
+	for k, kind := range kinds {
+		feeds[k] = &kafkaFeed{events: make(chan kafkaWalkEvent, 256), size: ks.size}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = p.verifyIndex(i, kind, active, res, feeds[k], &extras[k])
+		}()
+	}
+	c.feeds = feeds[:]
+	err = c.scan(ks, prevEnd)
+	for _, f := range feeds {
+		close(f.events)
+	}
+	wg.Wait()
+	for k := range kinds {
+		for sev, n := range extras[k] {
+			res.extra[sev] += n
+		}
+		err = cmp.Or(err, errs[k])
+	}
 	if c.back > 0 {
 		f := c.backAt
 		f.Reason = fmt.Sprintf("timestamps go backwards %d times in this segment; first: %s", c.back, f.Reason)
@@ -125,12 +160,6 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 	c.findings.close(p.name, s.Log)
 	if err != nil {
 		return res, err
-	}
-	active := i == len(p.segs)-1
-	for _, kind := range []IndexKind{OffsetIndex, TimeIndex} {
-		if err := p.verifyIndex(i, kind, active, res); err != nil {
-			return res, err
-		}
 	}
 	return res, p.verifyTxnIndex(i, res)
 }
@@ -141,20 +170,22 @@ func (c *kafkaSegmentCheck) add(f Finding) {
 	c.findings.add(f)
 }
 
-// scan checks the segment's batches and records from its first byte.
-func (c *kafkaSegmentCheck) scan(prevEnd int64) error {
-	ks, err := c.p.openScan(c.seg)
-	if err != nil {
-		return err
-	}
-	defer ks.close()
+// scan checks the segment's batches and records from its first byte,
+// read through ks.
+func (c *kafkaSegmentCheck) scan(ks *kafkaScan, prevEnd int64) error {
 	c.res.bytes = ks.size
 	recs := segfile.NewKafkaRecords(0)
 	defer recs.Close()
 	active := c.seg == len(c.p.segs)-1
 	for {
 		for ks.sc.Next() {
-			c.batch(ks.sc.Batch(), recs, prevEnd)
+			b := ks.sc.Batch()
+			c.batch(b, recs, prevEnd)
+			ts := b.Header.MaxTimestamp
+			if b.Legacy() {
+				ts = b.Message.Timestamp
+			}
+			c.pass(kafkaWalkEvent{span: kafkaBatchSpan{pos: b.Pos, end: b.Pos + b.Size(), first: b.BaseOffset(), last: b.LastOffset(), maxTS: ts}})
 		}
 		if err := ks.sc.Err(); err != nil {
 			return c.p.ioError(c.p.segs[c.seg].Log, err)
@@ -172,9 +203,18 @@ func (c *kafkaSegmentCheck) scan(prevEnd int64) error {
 			f.Reason = fmt.Sprintf("torn data in a closed segment: %s", d.Explain())
 		}
 		c.add(f)
+		dmg := *d
+		c.pass(kafkaWalkEvent{dmg: &dmg})
 		if !ks.sc.Resync() {
 			return nil
 		}
+	}
+}
+
+// pass hands a batch or damage to the index checks.
+func (c *kafkaSegmentCheck) pass(ev kafkaWalkEvent) {
+	for _, f := range c.feeds {
+		f.events <- ev
 	}
 }
 
@@ -242,14 +282,15 @@ func kafkaCause(err error) error {
 }
 
 // verifyIndex reports the findings of segment i's index of kind.
-func (p *KafkaPartition) verifyIndex(i int, kind IndexKind, active bool, res *kafkaVerified) error {
+// Its batches come from feed; findings not listed are counted in extra.
+func (p *KafkaPartition) verifyIndex(i int, kind IndexKind, active bool, res *kafkaVerified, feed *kafkaFeed, extra *[3]int) error {
 	list := &res.index
 	if kind == TimeIndex {
 		list = &res.timeIndex
 	}
-	vf := verifyFindings{list: list, extra: &res.extra}
+	vf := verifyFindings{list: list, extra: extra}
 	path := strings.TrimSuffix(p.segs[i].Log, kafka.LogExt) + kind.Ext()
-	sum, err := p.CheckKafkaIndex(i, kind, true, func(e KafkaIndexEntry) error {
+	sum, err := p.checkKafkaIndex(i, kind, true, feed, func(e KafkaIndexEntry) error {
 		f := Finding{Partition: p.name, Path: path, Pos: e.Entry * kafkaEntryLen(kind), Offset: int64(e.Offset), Kind: e.Verdict,
 			Reason: fmt.Sprintf("entry %d: %s", e.Entry, e.Why)}
 		switch e.Verdict {
