@@ -20,7 +20,8 @@ import (
 
 // kafkaDir is the Kafka log directory the data directory is, or nil when
 // it is none (seglog's own, or missing). Which it is is looked at once a
-// run; its listing each time, so that tail -F sees a topic appear.
+// run; its listing through kafkaLogDirs, so that tail -F sees a topic
+// appear without listing the directory once per topic.
 func (e *env) kafkaDir() (*logstore.KafkaLogDir, error) {
 	if e.kafka == nil {
 		ok, _ := logstore.IsKafkaLogDir(e.dataDir)
@@ -29,7 +30,7 @@ func (e *env) kafkaDir() (*logstore.KafkaLogDir, error) {
 	if !e.kafka.is {
 		return nil, nil
 	}
-	return logstore.OpenKafkaLogDir(e.dataDir)
+	return kafkaLogDirs.open(e.dataDir)
 }
 
 // kafkaDirState is what kafkaDir found.
@@ -120,10 +121,12 @@ func kafkaCheckpoints(dir string) (logstore.KafkaCheckpoints, bool) {
 	return d.Checkpoints(pd.Topic, pd.Partition), true
 }
 
-// kafkaLogDirs keeps the log directories opened for their checkpoints, so
-// that a topic's thousand partitions do not list their directory a
-// thousand times; one is opened again when its log-start-offset-checkpoint
-// changed (tail -f runs long).
+// kafkaLogDirs keeps the log directories opened, so that a topic's
+// thousand partitions do not list their directory and read its checkpoints
+// a thousand times. One is opened again when its listing or a checkpoint
+// changed (tail -f runs long): a broker renames checkpoints into place and
+// creates and deletes partition directories, each of which changes the
+// directory's mtime, and a checkpoint rewritten in place changes its own.
 var kafkaLogDirs = &kafkaDirCache{dirs: map[string]kafkaCached{}}
 
 type kafkaDirCache struct {
@@ -132,15 +135,27 @@ type kafkaDirCache struct {
 }
 
 type kafkaCached struct {
-	stamp string // of the log start checkpoint when opened
+	stamp string // of the directory and its checkpoints when opened
 	dir   *logstore.KafkaLogDir
 }
 
-func (c *kafkaDirCache) open(dir string) (*logstore.KafkaLogDir, error) {
-	stamp := "none"
-	if fi, err := os.Stat(filepath.Join(dir, kafka.LogStartOffsetCheckpoint)); err == nil {
-		stamp = fi.ModTime().String() + "/" + strconv.FormatInt(fi.Size(), 10)
+// kafkaDirStamp is what changes when the listing or a checkpoint of the
+// log directory dir does.
+func kafkaDirStamp(dir string) string {
+	var b strings.Builder
+	for _, name := range []string{".", kafka.RecoveryPointCheckpoint, kafka.LogStartOffsetCheckpoint, kafka.ReplicationCheckpoint,
+		kafka.CleanerOffsetCheckpoint} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			fmt.Fprintf(&b, "%d/%d;", fi.ModTime().UnixNano(), fi.Size())
+		} else {
+			b.WriteString("-;")
+		}
 	}
+	return b.String()
+}
+
+func (c *kafkaDirCache) open(dir string) (*logstore.KafkaLogDir, error) {
+	stamp := kafkaDirStamp(dir)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k, ok := c.dirs[dir]; ok && k.stamp == stamp {

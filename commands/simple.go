@@ -54,8 +54,8 @@ func simplePartition(only int, dir string) error {
 // give: a log whose records carry only values has no timestamps or keys,
 // and is one partition.
 func checkLayoutRead(o readOptions, ref partitionRef) error {
-	if ref.layout == logstore.LayoutKafka && o.group.name != "" {
-		return usagef("--group: %s is in Apache Kafka's layout, which seglog only reads: a group keeps its positions in a seglog data directory", cmp.Or(ref.name, ref.topic))
+	if err := refuseKafkaGroup(o.group, ref); err != nil {
+		return err
 	}
 	if !ref.layout.ValuesOnly() {
 		return nil
@@ -69,12 +69,22 @@ func checkLayoutRead(o readOptions, ref partitionRef) error {
 	return simplePartition(o.partition, ref.dir)
 }
 
+// refuseKafkaGroup refuses --group on a log in Apache Kafka's layout:
+// seglog only reads those, and a group's positions live in a seglog data
+// directory.
+func refuseKafkaGroup(g groupOptions, ref partitionRef) error {
+	if ref.layout == logstore.LayoutKafka && g.name != "" {
+		return usagef("--group: %s is in Apache Kafka's layout, which seglog only reads: a group keeps its positions in a seglog data directory", cmp.Or(ref.name, ref.topic))
+	}
+	return nil
+}
+
 // checkLayoutTail refuses what tail's flags ask that ref's layout cannot
 // give. Following a simple log is refused: its writer maps its index, and
 // seglog cannot tell a record being written from a torn one.
 func checkLayoutTail(o tailOptions, ref partitionRef) error {
-	if ref.layout == logstore.LayoutKafka && o.group.name != "" {
-		return usagef("--group: %s is in Apache Kafka's layout, which seglog only reads: a group keeps its positions in a seglog data directory", cmp.Or(ref.name, ref.topic))
+	if err := refuseKafkaGroup(o.group, ref); err != nil {
+		return err
 	}
 	if !ref.layout.ValuesOnly() {
 		return nil

@@ -101,8 +101,10 @@ func gatherTarget(e *env, arg string, only int, probs *problems) (*topicInfo, er
 		} else if pi.stats, pi.err = partitionStats(e, c); pi.err != nil {
 			*probs = append(*probs, pi.err)
 		}
-		if cp, ok := kafkaCheckpoints(c.dir); ok && c.layout == logstore.LayoutKafka && !c.file {
-			pi.kafka = &cp
+		if c.layout == logstore.LayoutKafka && !c.file {
+			if cp, ok := kafkaCheckpoints(c.dir); ok {
+				pi.kafka = &cp
+			}
 		}
 		t.parts = append(t.parts, pi)
 	}
