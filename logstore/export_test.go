@@ -6,3 +6,7 @@ var RecoverOne = (*Store).recoverOne
 
 // VerifyOne is verifyOne, for the external tests.
 var VerifyOne = verifyOne
+
+// SetKafkaReadAhead turns p's reading and checking ahead on a second
+// goroutine on or off.
+func SetKafkaReadAhead(p *KafkaPartition, on bool) { p.noReadAhead = !on }

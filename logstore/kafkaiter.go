@@ -101,7 +101,7 @@ type kafkaTxnState struct {
 
 // open starts reading segment it.i, from it.from when it holds it.
 func (it *kafkaRecords) open() error {
-	ks, err := it.p.openScan(it.i)
+	ks, err := it.p.openLongScan(it.i)
 	if err != nil {
 		return err
 	}
@@ -146,6 +146,7 @@ func (it *kafkaRecords) Next() bool {
 			}
 			if !skip {
 				it.batch = newBatch(b)
+				it.rec.Pos, it.rec.CRC, it.rec.Batch = it.batch.Pos, it.batch.CRC, it.batch
 				if b.Legacy() && b.Codec() != kafka.CodecNone {
 					it.countWrapper(b)
 				}
@@ -215,8 +216,7 @@ func (it *kafkaRecords) set(off uint64) {
 	kr := it.recs.Record()
 	r := &it.rec
 	r.Offset, r.Timestamp = off, kafkaNanos(it.recs.Timestamp())
-	r.Key, r.Value = kr.Key, kr.Value
-	r.Pos, r.CRC, r.Batch = it.batch.Pos, it.batch.CRC, it.batch
+	r.Key, r.Value = kr.Key, kr.Value // Pos, CRC and Batch are the batch's, set with it
 	r.Headers = r.Headers[:0]
 	for _, h := range kr.Headers {
 		r.Headers = append(r.Headers, Header{Key: string(h.Key), Value: h.Value})

@@ -35,6 +35,10 @@ type KafkaPartition struct {
 	name     string
 	segs     []KafkaSegmentFiles
 	logStart uint64 // SetLogStart's; records below are not the partition's
+	// noReadAhead keeps its reads and checks from reading and checking
+	// ahead on a second goroutine (segfile.KafkaOptions.ReadAhead), for
+	// tests that compare the two.
+	noReadAhead bool
 }
 
 // KafkaSegmentFiles is a Kafka segment: its base offset and the paths of
@@ -239,16 +243,30 @@ type kafkaScan struct {
 	sc   *segfile.KafkaScanner
 }
 
-func (ks *kafkaScan) close() { ks.f.Close() }
+func (ks *kafkaScan) close() {
+	ks.sc.Close()
+	ks.f.Close()
+}
 
 // openScan opens segment i's .log for a scan from its first byte.
 func (p *KafkaPartition) openScan(i int) (*kafkaScan, error) {
-	seg := p.segs[i]
-	f, size, err := openKafkaFile(seg.Log)
+	return p.openScanWith(i, p.scanOptions(i))
+}
+
+// openLongScan is openScan for a scan that reads on to the segment's end
+// (read, verify): it reads and checks ahead on a second goroutine.
+func (p *KafkaPartition) openLongScan(i int) (*kafkaScan, error) {
+	opts := p.scanOptions(i)
+	opts.ReadAhead = !p.noReadAhead
+	return p.openScanWith(i, opts)
+}
+
+func (p *KafkaPartition) openScanWith(i int, opts segfile.KafkaOptions) (*kafkaScan, error) {
+	f, size, err := openKafkaFile(p.segs[i].Log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return &kafkaScan{f: f, size: size, sc: segfile.NewKafkaScanner(f, size, p.scanOptions(i))}, nil
+	return &kafkaScan{f: f, size: size, sc: segfile.NewKafkaScanner(f, size, opts)}, nil
 }
 
 // scanOptions are the options of a scan of segment i.

@@ -121,7 +121,7 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 	}
 	// The indexes are judged beside the scan, against the batches it
 	// passes on: the segment is read once.
-	ks, err := p.openScan(i)
+	ks, err := p.openLongScan(i)
 	if err != nil {
 		return res, err
 	}

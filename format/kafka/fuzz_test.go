@@ -85,9 +85,19 @@ func FuzzParseRecord(f *testing.F) {
 		f.Add(s)
 	}
 	f.Add([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x01})
+	// Two-byte lengths and deltas, what the fast path decodes.
+	long := kmsgRecord(kmsg.Record{TimestampDelta64: 300, OffsetDelta: 200, Key: bytes.Repeat([]byte("k"), 70),
+		Value: bytes.Repeat([]byte("v"), 1000), Headers: []kmsg.Header{{Key: "h", Value: bytes.Repeat([]byte("x"), 64)}}})
+	f.Add(long)
+	f.Add(long[:len(long)-1])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var r kafka.Record
+		var r, careful kafka.Record
 		n, err := kafka.ParseRecord(b, &r)
+		// The fast path takes a record only as the careful decoder does.
+		cn, cerr := kafka.ParseRecordCareful(b, &careful)
+		if (err == nil) != (cerr == nil) || err == nil && (n != cn || !sameRecord(r, careful)) {
+			t.Fatalf("ParseRecord: %d, %v, %+v; the careful decoder: %d, %v, %+v", n, err, r, cn, cerr, careful)
+		}
 		if err != nil {
 			if !kindOf(err) {
 				t.Fatalf("error of no known kind: %v", err)
@@ -171,4 +181,19 @@ func FuzzParseControl(f *testing.F) {
 			t.Fatalf("error of no known kind: %v", err)
 		}
 	})
+}
+
+// sameRecord reports whether a and b hold the same fields, null told
+// apart from empty.
+func sameRecord(a, b kafka.Record) bool {
+	if a.Attributes != b.Attributes || a.TimestampDelta != b.TimestampDelta || a.OffsetDelta != b.OffsetDelta ||
+		!sameBytes(a.Key, b.Key) || !sameBytes(a.Value, b.Value) || len(a.Headers) != len(b.Headers) {
+		return false
+	}
+	for i, h := range a.Headers {
+		if !sameBytes(h.Key, b.Headers[i].Key) || !sameBytes(h.Value, b.Headers[i].Value) {
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,134 @@ type Header struct {
 // what its fields take (ErrFormat); ErrShort when b ends before the
 // record its length announces.
 func ParseRecord(b []byte, r *Record) (n int, err error) {
+	if n, ok := parseRecordFast(b, r); ok {
+		return n, nil
+	}
+	return parseRecord(b, r)
+}
+
+// parseRecordFast decodes a record whose lengths take one or two bytes
+// (below 8 KiB), whose deltas need no truncation (28 bits for the offset
+// delta, 63 for the timestamp's) and whose fields take exactly its
+// length: it takes a record only when parseRecord would take it too and
+// read the same, and leaves everything else (false) to parseRecord, which
+// says what is wrong. It is parseRecord without the messages, in a third
+// of the time; a longer record's own bytes outweigh the difference.
+func parseRecordFast(b []byte, r *Record) (int, bool) {
+	u, at := shortVarint(b, 0)
+	length := zigzag(u)
+	if at < 0 || length <= 0 || length > len(b)-at {
+		return 0, false
+	}
+	end := at + length
+	rec := b[:end]
+	r.Attributes = int8(rec[at])
+	// The deltas grow with the batch: one or two bytes inline, more in a
+	// loop.
+	u, next := shortVarint(rec, at+1)
+	if next < 0 {
+		u, next = exactVarint(rec, at+1, maxExactVarlong)
+	}
+	r.TimestampDelta = int64(zigzag(u))
+	u, at = shortVarint(rec, next)
+	if at < 0 {
+		u, at = exactVarint(rec, next, maxExactVarint)
+	}
+	r.OffsetDelta = int32(zigzag(u))
+	for _, field := range [2]*[]byte{&r.Key, &r.Value} {
+		u, at = shortVarint(rec, at) // shortBytes, inlined
+		switch n := zigzag(u); {
+		case at < 0 || n < -1 || n > end-at:
+			return 0, false
+		case n == -1:
+			*field = nil
+		default:
+			*field = rec[at : at+n : at+n]
+			at += n
+		}
+	}
+	u, at = shortVarint(rec, at)
+	count := zigzag(u)
+	if at < 0 || count < 0 || count > (end-at)/2 {
+		return 0, false
+	}
+	hs := r.Headers[:0]
+	if cap(hs) < count {
+		hs = make([]Header, 0, count)
+	}
+	for range count {
+		var k, v []byte
+		var ok bool
+		if k, at, ok = shortBytes(rec, at); !ok || k == nil {
+			return 0, false
+		}
+		if v, at, ok = shortBytes(rec, at); !ok {
+			return 0, false
+		}
+		hs = append(hs, Header{Key: k, Value: v})
+	}
+	r.Headers = hs
+	return end, at == end
+}
+
+// shortVarint decodes the varint at b[at:] if it takes one or two bytes,
+// and returns where it ends; -1 otherwise, or when at is. It is inlined.
+func shortVarint(b []byte, at int) (uint64, int) {
+	switch {
+	case at < 0 || at >= len(b):
+		return 0, -1
+	case b[at] < 0x80:
+		return uint64(b[at]), at + 1
+	case at+1 < len(b) && b[at+1] < 0x80:
+		return uint64(b[at]&0x7f) | uint64(b[at+1])<<7, at + 2
+	}
+	return 0, -1
+}
+
+// The longest varints exactVarint takes: 4 bytes hold 28 bits, which an
+// int32 keeps whole, 9 bytes 63 bits, which an int64 does.
+const (
+	maxExactVarint  = 4
+	maxExactVarlong = 9
+)
+
+// exactVarint decodes the varint at b[at:] if it takes at most max bytes,
+// and returns where it ends; -1 otherwise, or when at is.
+func exactVarint(b []byte, at, max int) (uint64, int) {
+	if at < 0 {
+		return 0, -1
+	}
+	var x uint64
+	for i := 0; i < max && at+i < len(b); i++ {
+		c := b[at+i]
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return x, at + i + 1
+		}
+	}
+	return 0, -1
+}
+
+// zigzag is a varint's value.
+func zigzag(u uint64) int { return int(u>>1) ^ -int(u&1) }
+
+// shortBytes reads a short varint's length and that many bytes of b at
+// at; -1 is null.
+func shortBytes(b []byte, at int) ([]byte, int, bool) {
+	u, at := shortVarint(b, at)
+	n := zigzag(u)
+	switch {
+	case at < 0 || n < -1 || n > len(b)-at:
+		return nil, at, false
+	case n == -1:
+		return nil, at, true
+	}
+	return b[at : at+n : at+n], at + n, true
+}
+
+// parseRecord is ParseRecord for every record, with a message for each
+// way one can be wrong.
+func parseRecord(b []byte, r *Record) (n int, err error) {
 	length, n, err := varint(b)
 	if err != nil {
 		return 0, err

@@ -119,3 +119,30 @@ func TestParseRecordNoAliasing(t *testing.T) {
 		t.Fatalf("appending to the key changed the value to %q", r.Value)
 	}
 }
+
+// BenchmarkParseRecord decodes records of 100 B and 1 KiB values with
+// a short key, as a batch of them holds them, reporting the time per
+// record.
+func BenchmarkParseRecord(b *testing.B) {
+	for _, size := range []int{100, 1024} {
+		b.Run(map[int]string{100: "100B", 1024: "1KiB"}[size], func(b *testing.B) {
+			recs := make([]kmsg.Record, 100)
+			for i := range recs {
+				recs[i] = kmsg.Record{Key: []byte("key"), Value: bytes.Repeat([]byte("v"), size), OffsetDelta: int32(i), TimestampDelta64: int64(i)}
+			}
+			data := encodeRecords(recs)
+			b.SetBytes(int64(len(data)))
+			var r kafka.Record
+			for b.Loop() {
+				for rest := data; len(rest) > 0; {
+					n, err := kafka.ParseRecord(rest, &r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					rest = rest[n:]
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+		})
+	}
+}

@@ -59,6 +59,9 @@ type KafkaOptions struct {
 	// Buffer, if set, is where reads go while entries fit in it: a
 	// caller scanning many segments reuses one.
 	Buffer []byte
+	// ReadAhead: a long sequential scan may read and check ahead on a
+	// second goroutine; Close stops it.
+	ReadAhead bool
 }
 
 // KafkaBatch is an entry of a Kafka .log that checked out: a record
@@ -141,6 +144,7 @@ func NewKafkaScanner(f io.ReaderAt, size int64, opts KafkaOptions) *KafkaScanner
 	}
 	r := newReader(sizedFile{f, opts.Path, size})
 	r.max, r.chunk, r.size = opts.Chunk, opts.Chunk, size
+	r.framing, r.scan = kafkaFraming{maxBatch: opts.MaxBatch}, opts.ReadAhead
 	if opts.Buffer != nil {
 		r.buf = opts.Buffer[:0]
 	}
@@ -174,6 +178,9 @@ func (s *KafkaScanner) Next() bool {
 	s.taken, s.prevBase, s.prevLast = true, s.batch.BaseOffset(), s.batch.LastOffset()
 	return true
 }
+
+// Close stops the read-ahead, if any. It does not close the file.
+func (s *KafkaScanner) Close() { s.r.stopAhead() }
 
 // Batch is the current entry, valid until the scanner moves on.
 func (s *KafkaScanner) Batch() *KafkaBatch { return &s.batch }
@@ -238,11 +245,63 @@ func (s *KafkaScanner) entry(pos int64, b *KafkaBatch) error {
 	if b.Bytes, err = s.r.window(pos, size); err != nil {
 		return shortToKafka(err)
 	}
+	checked := s.r.checkedAhead(pos, pos+size)
 	if b.Magic == 2 {
+		if checked {
+			return nil
+		}
 		return b.Header.CheckCRC(b.Bytes)
 	}
 	b.Message, err = kafka.ParseLegacyMessage(b.Bytes)
 	return err
+}
+
+// kafkaFraming is a Kafka .log's entries as a read-ahead checks them: the
+// framing the scan checks first, and a record batch's CRC (a legacy
+// message is parsed whole by the scan, CRC and all).
+type kafkaFraming struct{ maxBatch int64 }
+
+func (f kafkaFraming) whole(b []byte, check bool) int {
+	p := 0
+	for {
+		size, ok := f.size(b[p:])
+		if !ok || size > int64(len(b)-p) {
+			return p
+		}
+		e := b[p : p+int(size)]
+		switch e[kafka.MagicAt] {
+		case 0, 1:
+		case 2:
+			if check {
+				h, err := kafka.ParseBatchHeader(e)
+				if err != nil || h.CheckCRC(e) != nil {
+					return p
+				}
+			}
+		default:
+			return p
+		}
+		p += int(size)
+	}
+}
+
+func (f kafkaFraming) mayStart(b []byte) bool {
+	if len(b) <= kafka.MagicAt {
+		return true
+	}
+	_, ok := f.size(b)
+	return ok && b[kafka.MagicAt] <= 2
+}
+
+// size is the length of the entry b starts with, if its length field is
+// one the scan takes; at least kafka.MagicAt+1 bytes.
+func (f kafkaFraming) size(b []byte) (int64, bool) {
+	if len(b) <= kafka.MagicAt {
+		return 0, false
+	}
+	length := int32(binary.BigEndian.Uint32(b[kafka.LogOverhead-4:]))
+	size := kafka.LogOverhead + int64(length)
+	return size, length >= kafkaMinEntry && size <= f.maxBatch
 }
 
 // order checks b's offsets against the segment's base offset and the

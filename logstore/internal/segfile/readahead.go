@@ -10,27 +10,28 @@ import (
 // A scan of small records is bound by per-record CPU work, and the CRC is
 // the largest part of it. readAhead moves the reading and the CRC checks
 // to a second goroutine (on a second core): it reads the segment ahead of
-// the scan in chunks that end where a record ends, and checks every whole
-// record in them, so the scanning goroutine only parses headers and hands
-// records on. When the scan is the faster (large records: the CRC and the
-// kernel copy outweigh the rest) and has to wait for a chunk, the next
-// chunk is handed over unchecked and the scan checks it itself: the work
-// balances between the two. What the reader checked is only a shortcut: a
-// record it did not check, or a position it did not see as a record
-// start, is checked by the scan as before, so damage is found and
-// reported the same way.
+// the scan in chunks that end where an entry ends (a seglog record, or a
+// Kafka batch), and checks every whole entry in them, so the scanning
+// goroutine only parses headers and hands entries on. When the scan is the
+// faster (large records: the CRC and the kernel copy outweigh the rest)
+// and has to wait for a chunk, the next chunk is handed over unchecked and
+// the scan checks it itself: the work balances between the two. What the
+// reader checked is only a shortcut: an entry it did not check, or a
+// position it did not see as an entry start, is checked by the scan as
+// before, so damage is found and reported the same way.
 type readAhead struct {
-	chunks chan aheadChunk // read (and mostly checked), in file order
-	free   chan []byte     // buffers the scan has finished with
-	quit   chan struct{}
-	done   chan struct{}
+	framing framing
+	chunks  chan aheadChunk // read (and mostly checked), in file order
+	free    chan []byte     // buffers the scan has finished with
+	quit    chan struct{}
+	done    chan struct{}
 	// The scan waited for a chunk: the reader leaves its next one's CRCs
 	// to the scan.
 	scanWaited atomic.Bool
 }
 
-// aheadChunk is file bytes [pos, pos+len(buf)), the records of which from
-// pos up to checked (each record's end) passed every check Verify makes.
+// aheadChunk is file bytes [pos, pos+len(buf)), the entries of which from
+// pos up to checked (each entry's end) passed the framing's check.
 type aheadChunk struct {
 	pos     int64
 	buf     []byte
@@ -47,13 +48,30 @@ const (
 // aheadPool keeps chunk buffers from one segment's scan to the next.
 var aheadPool = sync.Pool{New: func() any { return make([]byte, aheadChunkSize) }}
 
-// startReadAhead starts reading f from pos, a record start, on.
-func startReadAhead(f File, pos int64) *readAhead {
+// framing is what a read-ahead knows of a .log's entries.
+type framing interface {
+	// whole returns how many bytes at the start of b are whole entries
+	// whose headers parse and, with check, that pass the check the scan
+	// would otherwise make itself.
+	whole(b []byte, check bool) int
+	// mayStart reports whether b, what follows a chunk's whole entries,
+	// can be the start of an entry the next chunk holds whole: a header
+	// that parses, or too few bytes to tell. Anything else is damage, for
+	// the scan.
+	mayStart(b []byte) bool
+	// size is the length of the entry whose header b starts with, if it
+	// parses.
+	size(b []byte) (int64, bool)
+}
+
+// startReadAhead starts reading f from pos, an entry's start, on.
+func startReadAhead(f File, pos int64, fr framing) *readAhead {
 	a := &readAhead{
-		chunks: make(chan aheadChunk, aheadBuffers),
-		free:   make(chan []byte, aheadBuffers),
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
+		framing: fr,
+		chunks:  make(chan aheadChunk, aheadBuffers),
+		free:    make(chan []byte, aheadBuffers),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	for range aheadBuffers {
 		a.free <- aheadPool.Get().([]byte)
@@ -62,8 +80,8 @@ func startReadAhead(f File, pos int64) *readAhead {
 	return a
 }
 
-// run reads and checks chunks until the file ends, a record fails a check
-// (the scan takes over from there), or stop. A record larger than a chunk
+// run reads and checks chunks until the file ends, an entry fails a check
+// (the scan takes over from there), or stop. An entry larger than a chunk
 // is handed over as a chunk of its first bytes and skipped.
 func (a *readAhead) run(f File, pos int64) {
 	defer close(a.done)
@@ -83,30 +101,31 @@ func (a *readAhead) run(f File, pos int64) {
 		m, err := f.ReadAt(buf[:cap(buf)], pos)
 		buf = buf[:m]
 		check := !a.scanWaited.Swap(false)
-		end := wholeRecords(buf, check)
+		end := a.framing.whole(buf, check)
 		checked := pos
 		if check {
 			checked += int64(end)
 		}
 		a.chunks <- aheadChunk{pos: pos, buf: buf, checked: checked}
 		if end == 0 && err == nil {
-			// A record larger than a chunk: the scan reads that one
+			// An entry larger than a chunk: the scan reads that one
 			// itself, and the reading goes on after it.
-			if h, herr := format.ParseHeader(buf); herr == nil && h.RecordLen() > int64(cap(buf)) {
-				pos += h.RecordLen()
+			if n, ok := a.framing.size(buf); ok && n > int64(cap(buf)) {
+				pos += n
 				continue
 			}
 		}
-		if err != nil || end == 0 || end < m && !wholeTail(buf[end:]) {
+		if err != nil || end == 0 || end < m && !a.framing.mayStart(buf[end:]) {
 			return
 		}
 		pos += int64(end)
 	}
 }
 
-// wholeRecords returns how many bytes at the start of b are whole records
-// whose headers parse and, with check, that pass Verify.
-func wholeRecords(b []byte, check bool) int {
+// seglogFraming is seglog's own records: each passes Verify.
+type seglogFraming struct{}
+
+func (seglogFraming) whole(b []byte, check bool) int {
 	p := 0
 	var h format.Header
 	for {
@@ -125,12 +144,14 @@ func wholeRecords(b []byte, check bool) int {
 	}
 }
 
-// wholeTail reports whether the bytes after a chunk's checked records can
-// be the start of a record the next chunk holds whole: a header that
-// parses, or too few bytes to tell. Anything else is damage, for the scan.
-func wholeTail(b []byte) bool {
+func (seglogFraming) mayStart(b []byte) bool {
 	_, err := format.ParseHeader(b)
 	return err == nil || err == format.ErrShort
+}
+
+func (seglogFraming) size(b []byte) (int64, bool) {
+	h, err := format.ParseHeader(b)
+	return h.RecordLen(), err == nil
 }
 
 // next returns the chunk that starts at pos if it holds n bytes from

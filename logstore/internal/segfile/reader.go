@@ -35,10 +35,11 @@ type reader struct {
 	scratch [format.HeaderLen]byte // peek's, outside the window
 
 	// A long scan may have a second goroutine read and check ahead.
+	framing framing    // the entries it reads
 	scan    bool       // a long scan may start one
 	ahead   *readAhead // running
 	pooled  bool       // buf is one of ahead's
-	checked int64      // records of buf from bufPos up to here passed Verify ...
+	checked int64      // entries of buf from bufPos up to here passed the framing's check ...
 	vnext   int64      // ... and this is the next of them the scan will meet
 }
 
@@ -48,7 +49,7 @@ const (
 )
 
 func newReader(f File) *reader {
-	return &reader{f: f, chunk: lookupChunk, max: scanChunk, size: -1, checked: -1}
+	return &reader{f: f, chunk: lookupChunk, max: scanChunk, size: -1, checked: -1, framing: seglogFraming{}}
 }
 
 // firstRead sets how much the next read takes when that is known to be a
@@ -197,11 +198,20 @@ func (r *reader) record(pos int64, h *format.Header, whole bool) ([]byte, error)
 // verify is h.Verify(b) for the record at pos, unless the read-ahead has
 // checked that very record already.
 func (r *reader) verify(pos int64, h *format.Header, b []byte) error {
-	if end := pos + h.RecordLen(); pos == r.vnext && end <= r.checked {
-		r.vnext = end
+	if r.checkedAhead(pos, pos+h.RecordLen()) {
 		return nil
 	}
 	return h.Verify(b)
+}
+
+// checkedAhead reports whether the read-ahead checked the entry at
+// [pos, end) already; the scan asks of every entry it takes, in order.
+func (r *reader) checkedAhead(pos, end int64) bool {
+	if pos == r.vnext && end <= r.checked {
+		r.vnext = end
+		return true
+	}
+	return false
 }
 
 // checkLarge checks a record too big for one read a piece at a time: the
@@ -273,7 +283,7 @@ func (r *reader) fromAhead(pos, n int64) ([]byte, bool) {
 		if !r.scan || r.chunk < r.max || runtime.GOMAXPROCS(0) < 2 {
 			return nil, false
 		}
-		r.ahead = startReadAhead(r.f, pos)
+		r.ahead = startReadAhead(r.f, pos, r.framing)
 	}
 	c, ok := r.ahead.next(pos, n)
 	if !ok {
