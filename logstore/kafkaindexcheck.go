@@ -66,7 +66,7 @@ type kafkaWalkEvent struct {
 // kafkaFeed is the batches of a .log of size bytes, as its check passes
 // them on.
 type kafkaFeed struct {
-	events chan kafkaWalkEvent
+	events chan []kafkaWalkEvent
 	size   int64
 }
 
@@ -195,8 +195,9 @@ type kafkaBatchWalk struct {
 	p    *KafkaPartition
 	seg  int
 	ks   *kafkaScan
-	feed <-chan kafkaWalkEvent // instead of ks: the batches the .log's check passes on
-	size int64                 // of the .log
+	feed <-chan []kafkaWalkEvent // instead of ks: the batches the .log's check passes on
+	fed  []kafkaWalkEvent        // what feed gave that is not walked yet
+	size int64                   // of the .log
 	cur  kafkaBatchSpan
 	have bool                 // cur is a batch
 	done bool                 // no batch is left
@@ -218,7 +219,16 @@ type kafkaBatchSpan struct {
 func (w *kafkaBatchWalk) advance() error {
 	w.damaged = false
 	if w.feed != nil {
-		for ev := range w.feed {
+		for {
+			if len(w.fed) == 0 {
+				var ok bool
+				if w.fed, ok = <-w.feed; !ok {
+					break
+				}
+				continue
+			}
+			ev := w.fed[0]
+			w.fed = w.fed[1:]
 			if ev.dmg != nil {
 				w.dmg, w.damaged = ev.dmg, true
 				continue

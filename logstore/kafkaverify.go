@@ -97,7 +97,8 @@ type kafkaVerified struct {
 type kafkaSegmentCheck struct {
 	p        *KafkaPartition
 	seg      int
-	feeds    []*kafkaFeed // the index checks beside it
+	feeds    []*kafkaFeed     // the index checks beside it
+	pending  []kafkaWalkEvent // not yet handed to them
 	res      *kafkaVerified
 	findings verifyFindings
 	prevLast int64 // the last offset of the batch before; -1 at the start
@@ -133,7 +134,7 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 	var errs [2]error
 	var wg sync.WaitGroup
 	for k, kind := range kinds {
-		feeds[k] = &kafkaFeed{events: make(chan kafkaWalkEvent, 256), size: ks.size}
+		feeds[k] = &kafkaFeed{events: make(chan []kafkaWalkEvent, 4), size: ks.size}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -142,6 +143,7 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 	}
 	c.feeds = feeds[:]
 	err = c.scan(ks, prevEnd)
+	c.flush()
 	for _, f := range feeds {
 		close(f.events)
 	}
@@ -211,12 +213,28 @@ func (c *kafkaSegmentCheck) scan(ks *kafkaScan, prevEnd int64) error {
 	}
 }
 
-// pass hands a batch or damage to the index checks.
+// pass hands a batch or damage to the index checks, kafkaFeedBatch at a
+// time: one hand-over a batch would cost more than the checks.
 func (c *kafkaSegmentCheck) pass(ev kafkaWalkEvent) {
-	for _, f := range c.feeds {
-		f.events <- ev
+	c.pending = append(c.pending, ev)
+	if len(c.pending) == kafkaFeedBatch {
+		c.flush()
 	}
 }
+
+// flush hands over what pass holds; the index checks share it, read only.
+func (c *kafkaSegmentCheck) flush() {
+	if len(c.pending) == 0 {
+		return
+	}
+	for _, f := range c.feeds {
+		f.events <- c.pending
+	}
+	c.pending = make([]kafkaWalkEvent, 0, kafkaFeedBatch)
+}
+
+// kafkaFeedBatch is how many batches the index checks are handed at once.
+const kafkaFeedBatch = 256
 
 // batch checks a valid batch: its offsets against those before, and its
 // records.
