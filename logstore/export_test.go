@@ -10,3 +10,6 @@ var VerifyOne = verifyOne
 // SetKafkaReadAhead turns p's reading and checking ahead on a second
 // goroutine on or off.
 func SetKafkaReadAhead(p *KafkaPartition, on bool) { p.noReadAhead = !on }
+
+// FirstDifference is where two event lists first differ.
+var FirstDifference = firstDifference

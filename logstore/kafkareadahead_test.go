@@ -32,7 +32,7 @@ func TestKafkaReadAheadMatchesPlainScan(t *testing.T) {
 			plain := kpReadEvents(t, p, false)
 			ahead := kpReadEvents(t, p, true)
 			if !slices.Equal(plain, ahead) {
-				t.Fatalf("damage %s: %d events without read-ahead, %d with; first difference at %d", damage, len(plain), len(ahead), firstDiff(plain, ahead))
+				t.Fatalf("damage %s: %d events without read-ahead, %d with; first difference at %d", damage, len(plain), len(ahead), logstore.FirstDifference(plain, ahead))
 			}
 			t.Logf("damage %s: %d events, the same either way", damage, len(plain))
 		})
@@ -148,13 +148,4 @@ func kpReadEvents(t *testing.T, p *logstore.KafkaPartition, on bool) []string {
 		return nil
 	}})
 	return append(events, fmt.Sprintf("verify: %d records, %d problems, %v", rep.Records, rep.Problems, err))
-}
-
-func firstDiff(a, b []string) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
