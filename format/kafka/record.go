@@ -52,7 +52,7 @@ func ParseRecord(b []byte, r *Record) (n int, err error) {
 // of the time; a longer record's own bytes outweigh the difference.
 func parseRecordFast(b []byte, r *Record) (int, bool) {
 	u, at := shortVarint(b, 0)
-	length := zigzag(u)
+	length := int(zigzag(u)) // under 2^13: a short varint
 	if at < 0 || length <= 0 || length > len(b)-at {
 		return 0, false
 	}
@@ -65,7 +65,7 @@ func parseRecordFast(b []byte, r *Record) (int, bool) {
 	if next < 0 {
 		u, next = exactVarint(rec, at+1, maxExactVarlong)
 	}
-	r.TimestampDelta = int64(zigzag(u))
+	r.TimestampDelta = zigzag(u)
 	u, at = shortVarint(rec, next)
 	if at < 0 {
 		u, at = exactVarint(rec, next, maxExactVarint)
@@ -73,7 +73,7 @@ func parseRecordFast(b []byte, r *Record) (int, bool) {
 	r.OffsetDelta = int32(zigzag(u))
 	for _, field := range [2]*[]byte{&r.Key, &r.Value} {
 		u, at = shortVarint(rec, at) // shortBytes, inlined
-		switch n := zigzag(u); {
+		switch n := int(zigzag(u)); {
 		case at < 0 || n < -1 || n > end-at:
 			return 0, false
 		case n == -1:
@@ -84,7 +84,7 @@ func parseRecordFast(b []byte, r *Record) (int, bool) {
 		}
 	}
 	u, at = shortVarint(rec, at)
-	count := zigzag(u)
+	count := int(zigzag(u))
 	if at < 0 || count < 0 || count > (end-at)/2 {
 		return 0, false
 	}
@@ -145,14 +145,15 @@ func exactVarint(b []byte, at, max int) (uint64, int) {
 	return 0, -1
 }
 
-// zigzag is a varint's value.
-func zigzag(u uint64) int { return int(u>>1) ^ -int(u&1) }
+// zigzag is a varint's value, in 64 bits: a timestamp delta may need
+// them where int has 32.
+func zigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // shortBytes reads a short varint's length and that many bytes of b at
 // at; -1 is null.
 func shortBytes(b []byte, at int) ([]byte, int, bool) {
 	u, at := shortVarint(b, at)
-	n := zigzag(u)
+	n := int(zigzag(u))
 	switch {
 	case at < 0 || n < -1 || n > len(b)-at:
 		return nil, at, false

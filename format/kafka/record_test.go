@@ -146,3 +146,24 @@ func BenchmarkParseRecord(b *testing.B) {
 		})
 	}
 }
+
+// TestParseRecordFastWideTimestampDelta: a record whose timestamp delta
+// takes a varlong of 5 to 9 bytes (here 2³¹ ms, some 25 days, and its
+// negative) must decode to the careful decoder's value. The fast path's
+// zigzag works in int, which is 32 bits on 386 and arm: there it gives
+// -2³¹ for 2³¹ (run with GOARCH=386).
+func TestParseRecordFastWideTimestampDelta(t *testing.T) {
+	for _, delta := range []int64{1 << 31, -(1 << 31) - 1, 1 << 40, -(1 << 50)} {
+		b := kmsgRecord(kmsg.Record{TimestampDelta64: delta, OffsetDelta: 3, Key: []byte("k"), Value: []byte("v")})
+		var fast, careful kafka.Record
+		if _, err := kafka.ParseRecord(b, &fast); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kafka.ParseRecordCareful(b, &careful); err != nil {
+			t.Fatal(err)
+		}
+		if fast.TimestampDelta != delta || careful.TimestampDelta != delta {
+			t.Errorf("timestamp delta %d: ParseRecord gives %d, the careful decoder %d", delta, fast.TimestampDelta, careful.TimestampDelta)
+		}
+	}
+}

@@ -24,8 +24,10 @@ const (
 	// DefaultKafkaMaxBatch is KafkaOptions.MaxBatch's default: far above
 	// Kafka's own default limit (message.max.bytes, 1 MiB).
 	DefaultKafkaMaxBatch = 64 << 20
-	// kafkaChunk is a scan's read: large, since a Kafka scan is sequential.
-	kafkaChunk = 1 << 20
+	// kafkaChunk is a scan's own read, as seglog's: a long scan reads
+	// ahead in larger chunks, and a reader held open on each of many
+	// partitions (read --merge) must not hold much.
+	kafkaChunk = scanChunk
 	// kafkaMinEntry is Kafka's smallest entry length: a magic 0 message
 	// with a null key and value (LegacyRecord.RECORD_OVERHEAD_V0).
 	kafkaMinEntry = 14
@@ -42,6 +44,9 @@ var (
 	// The framing's own failures, before a codec sees the entry.
 	errKafkaLength = fmt.Errorf("entry shorter than the smallest message: %w", kafka.ErrFormat)
 	errKafkaMagic  = fmt.Errorf("magic byte none of Kafka's: %w", kafka.ErrMagic)
+	// errKafkaChanged: the entry's length changed between the read of its
+	// header and that of the rest (the file is being rewritten there).
+	errKafkaChanged = fmt.Errorf("entry whose length changed while it was read: %w", kafka.ErrCRC)
 )
 
 // KafkaOptions choose how a KafkaScanner reads.
@@ -54,7 +59,7 @@ type KafkaOptions struct {
 	// DefaultKafkaMaxBatch. A length field above it is damage, and no
 	// read is ever larger than it or the buffer's chunk.
 	MaxBatch int64
-	// Chunk is a read's size; 0 means 1 MiB.
+	// Chunk is a read's size; 0 means 128 KiB.
 	Chunk int
 	// Buffer, if set, is where reads go while entries fit in it: a
 	// caller scanning many segments reuses one.
@@ -144,7 +149,8 @@ func NewKafkaScanner(f io.ReaderAt, size int64, opts KafkaOptions) *KafkaScanner
 	}
 	r := newReader(sizedFile{f, opts.Path, size})
 	r.max, r.chunk, r.size = opts.Chunk, opts.Chunk, size
-	r.framing, r.scan = kafkaFraming{maxBatch: opts.MaxBatch}, opts.ReadAhead
+	// A file one read-ahead chunk holds gains nothing from reading ahead.
+	r.framing, r.scan = kafkaFraming{maxBatch: opts.MaxBatch}, opts.ReadAhead && size > aheadChunkSize
 	if opts.Buffer != nil {
 		r.buf = opts.Buffer[:0]
 	}
@@ -245,14 +251,25 @@ func (s *KafkaScanner) entry(pos int64, b *KafkaBatch) error {
 	if b.Bytes, err = s.r.window(pos, size); err != nil {
 		return shortToKafka(err)
 	}
+	// The header was read first, maybe from another read of the file: a
+	// batch rewritten in between (a follower truncating and appending
+	// again) is judged by the bytes as they are now, header and all.
 	checked := s.r.checkedAhead(pos, pos+size)
 	if b.Magic == 2 {
+		if b.Header, err = kafka.ParseBatchHeader(b.Bytes); err != nil {
+			return err
+		}
+		if b.Header.Size() != size {
+			return errKafkaChanged
+		}
 		if checked {
 			return nil
 		}
 		return b.Header.CheckCRC(b.Bytes)
 	}
-	b.Message, err = kafka.ParseLegacyMessage(b.Bytes)
+	if b.Message, err = kafka.ParseLegacyMessage(b.Bytes); err == nil && b.Message.Size() != size {
+		return errKafkaChanged
+	}
 	return err
 }
 

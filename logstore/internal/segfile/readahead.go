@@ -45,6 +45,24 @@ const (
 	aheadChunkSize = 1 << 20
 )
 
+// maxReadAheads bounds the read-aheads running at once, and so their
+// buffers: a read of many partitions side by side (read --merge) reads
+// the rest itself. There are not more cores to use than that anyway.
+const maxReadAheads = 8
+
+// aheadSlots counts the read-aheads running.
+var aheadSlots atomic.Int32
+
+// takeAheadSlot reports whether another read-ahead may start, and counts
+// it if so; stopAhead gives the slot back.
+func takeAheadSlot() bool {
+	if aheadSlots.Add(1) > maxReadAheads {
+		aheadSlots.Add(-1)
+		return false
+	}
+	return true
+}
+
 // aheadPool keeps chunk buffers from one segment's scan to the next.
 var aheadPool = sync.Pool{New: func() any { return make([]byte, aheadChunkSize) }}
 

@@ -38,7 +38,8 @@ type reader struct {
 	framing framing    // the entries it reads
 	scan    bool       // a long scan may start one
 	ahead   *readAhead // running
-	pooled  bool       // buf is one of ahead's
+	pooled  bool       // buf is one of ahead's ...
+	own     []byte     // ... and this the reader's own, kept for reads larger than a chunk
 	checked int64      // entries of buf from bufPos up to here passed the framing's check ...
 	vnext   int64      // ... and this is the next of them the scan will meet
 }
@@ -188,9 +189,18 @@ func (r *reader) record(pos int64, h *format.Header, whole bool) ([]byte, error)
 	if !whole && h.RecordLen() > int64(r.max) && h.RecordLen() > int64(cap(r.buf)) {
 		return nil, r.checkLarge(pos, h)
 	}
-	b, err := r.window(pos, h.RecordLen())
+	n := h.RecordLen()
+	b, err := r.window(pos, n)
 	if err != nil {
 		return nil, err
+	}
+	// The header came from another read, maybe of other bytes (the file
+	// rewritten in between): the record is judged as it is now.
+	if err := h.Decode(b); err != nil {
+		return nil, err
+	}
+	if h.RecordLen() != n {
+		return nil, format.ErrCRC
 	}
 	return b, r.verify(pos, h, b)
 }
@@ -275,12 +285,12 @@ func (r *reader) fromAhead(pos, n int64) ([]byte, bool) {
 	if n > aheadChunkSize {
 		if r.pooled {
 			r.ahead.release(r.buf)
-			r.buf, r.pooled = nil, false
+			r.buf, r.pooled = r.own[:0], false
 		}
 		return nil, false
 	}
 	if r.ahead == nil {
-		if !r.scan || r.chunk < r.max || runtime.GOMAXPROCS(0) < 2 {
+		if !r.scan || r.chunk < r.max || runtime.GOMAXPROCS(0) < 2 || !takeAheadSlot() {
 			return nil, false
 		}
 		r.ahead = startReadAhead(r.f, pos, r.framing)
@@ -292,6 +302,8 @@ func (r *reader) fromAhead(pos, n int64) ([]byte, bool) {
 	}
 	if r.pooled {
 		r.ahead.release(r.buf)
+	} else {
+		r.own = r.buf
 	}
 	r.buf, r.bufPos, r.pooled = c.buf, c.pos, true
 	r.checked, r.vnext = c.checked, c.pos
@@ -304,9 +316,10 @@ func (r *reader) stopAhead() {
 	if r.ahead != nil {
 		r.ahead.stop()
 		r.ahead = nil
+		aheadSlots.Add(-1)
 	}
 	if r.pooled {
-		r.buf = nil
+		r.buf = r.own[:0]
 	}
 	r.scan, r.pooled = false, false
 }
