@@ -131,18 +131,14 @@ const (
 // exactVarint decodes the varint at b[at:] if it takes at most max bytes,
 // and returns where it ends; -1 otherwise, or when at is.
 func exactVarint(b []byte, at, max int) (uint64, int) {
-	if at < 0 {
+	if at < 0 || at > len(b) {
 		return 0, -1
 	}
-	var x uint64
-	for i := 0; i < max && at+i < len(b); i++ {
-		c := b[at+i]
-		x |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			return x, at + i + 1
-		}
+	u, n, err := uvarint(b[at:], max)
+	if err != nil {
+		return 0, -1
 	}
-	return 0, -1
+	return u, at + n
 }
 
 // zigzag is a varint's value, in 64 bits: a timestamp delta may need
