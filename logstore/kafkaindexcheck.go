@@ -64,11 +64,19 @@ type kafkaWalkEvent struct {
 }
 
 // kafkaFeed is the batches of a .log of size bytes, as its check passes
-// them on.
+// them on, for the index entries of span. Once they are judged, first
+// is the first entry judged against the batches, if judged.
 type kafkaFeed struct {
 	events chan []kafkaWalkEvent
 	size   int64
+	span   kafkaEntrySpan
+	judged bool
+	first  segfile.KafkaIndexEntry
 }
+
+// kafkaEntrySpan is the entries [from, to) of an index that a check
+// judges; to -1: to the last, and the preallocated zeros after it.
+type kafkaEntrySpan struct{ from, to int64 }
 
 // drain takes what is left, so that the check of the .log never waits
 // for an index check that has judged its last entry.
@@ -78,7 +86,8 @@ func (f *kafkaFeed) drain() {
 }
 
 // checkKafkaIndex is CheckKafkaIndex, with verify's batches read from
-// feed (drained to its end) when it is not nil instead of from the .log.
+// feed (drained to its end) when it is not nil instead of from the .log,
+// for the entries of its span.
 func (p *KafkaPartition) checkKafkaIndex(seg int, kind IndexKind, verify bool, feed *kafkaFeed, fn func(KafkaIndexEntry) error) (KafkaIndexSummary, error) {
 	if feed != nil {
 		defer feed.drain()
@@ -125,8 +134,23 @@ func (p *KafkaPartition) checkKafkaIndex(seg int, kind IndexKind, verify bool, f
 		defer ks.close()
 		w = &kafkaBatchWalk{ks: ks, p: p, seg: seg, size: ks.size}
 	}
+	span := kafkaEntrySpan{0, -1}
+	if feed != nil {
+		span = feed.span
+	}
+	to := x.Len()
+	if span.to >= 0 {
+		to = min(span.to, to)
+	}
 	j := kafkaIndexJudge{base: int64(s.Base), time: kind == TimeIndex, walk: w}
-	err = x.Each(0, x.Len(), func(i int64, ie segfile.KafkaIndexEntry) error {
+	if span.from > 0 && span.from <= x.Len() {
+		// The first entry's order is judged against the one before.
+		if j.prev, err = x.Entry(span.from - 1); err != nil {
+			return sum, err
+		}
+		j.started = true
+	}
+	err = x.Each(span.from, to, func(i int64, ie segfile.KafkaIndexEntry) error {
 		e, err := j.judge(i, ie)
 		if err != nil {
 			return err
@@ -136,7 +160,10 @@ func (p *KafkaPartition) checkKafkaIndex(seg int, kind IndexKind, verify bool, f
 	if err != nil {
 		return sum, err
 	}
-	if sum.Padding > 0 {
+	if feed != nil {
+		feed.judged, feed.first = j.judged, j.first
+	}
+	if span.to < 0 && sum.Padding > 0 {
 		e := KafkaIndexEntry{Entry: x.Len(), Count: sum.Padding, Offset: s.Base, Verdict: FindingIndexPadding,
 			Why: fmt.Sprintf("%d zero entries Kafka preallocated after the last one", sum.Padding)}
 		if err := emit(e); err != nil {
@@ -153,6 +180,8 @@ type kafkaIndexJudge struct {
 	walk    *kafkaBatchWalk // nil: not checked against the .log
 	started bool
 	prev    segfile.KafkaIndexEntry
+	judged  bool                    // an entry was checked against the .log
+	first   segfile.KafkaIndexEntry // the first
 }
 
 func (j *kafkaIndexJudge) judge(i int64, ie segfile.KafkaIndexEntry) (KafkaIndexEntry, error) {
@@ -179,6 +208,9 @@ func (j *kafkaIndexJudge) judge(i int64, ie segfile.KafkaIndexEntry) (KafkaIndex
 	}
 	if j.walk == nil {
 		return e, nil
+	}
+	if !j.judged {
+		j.judged, j.first = true, ie
 	}
 	var err error
 	if j.time {

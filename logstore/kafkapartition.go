@@ -250,7 +250,7 @@ func (ks *kafkaScan) close() {
 
 // openScan opens segment i's .log for a scan from its first byte.
 func (p *KafkaPartition) openScan(i int) (*kafkaScan, error) {
-	return p.openScanWith(i, p.scanOptions(i))
+	return p.openScanWith(i, p.scanOptions(i), -1)
 }
 
 // openLongScan is openScan for a scan that reads on to the segment's end
@@ -258,15 +258,35 @@ func (p *KafkaPartition) openScan(i int) (*kafkaScan, error) {
 func (p *KafkaPartition) openLongScan(i int) (*kafkaScan, error) {
 	opts := p.scanOptions(i)
 	opts.ReadAhead = !p.noReadAhead
-	return p.openScanWith(i, opts)
+	return p.openScanWith(i, opts, -1)
 }
 
-func (p *KafkaPartition) openScanWith(i int, opts segfile.KafkaOptions) (*kafkaScan, error) {
+// openPieceScan opens segment i's .log for the check of piece pc: a
+// scan from pc.pos that ends at pc.end. The whole segment's reads ahead;
+// the pieces are checked side by side instead.
+func (p *KafkaPartition) openPieceScan(i int, pc kafkaPiece) (*kafkaScan, error) {
+	if pc.whole() {
+		return p.openLongScan(i)
+	}
+	ks, err := p.openScanWith(i, p.scanOptions(i), pc.end)
+	if err == nil {
+		ks.sc.StartAt(pc.pos)
+	}
+	return ks, err
+}
+
+// openScanWith opens segment i's .log for a scan of its bytes up to end
+// (-1: all).
+func (p *KafkaPartition) openScanWith(i int, opts segfile.KafkaOptions, end int64) (*kafkaScan, error) {
 	f, size, err := openKafkaFile(p.segs[i].Log)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.name, err)
 	}
-	return &kafkaScan{f: f, size: size, sc: segfile.NewKafkaScanner(f, size, opts)}, nil
+	limit := size
+	if end >= 0 {
+		limit = min(end, size)
+	}
+	return &kafkaScan{f: f, size: size, sc: segfile.NewKafkaScanner(f, limit, opts)}, nil
 }
 
 // scanOptions are the options of a scan of segment i.

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore/internal/segfile"
@@ -28,11 +31,20 @@ import (
 // legacy messages (magic 0 or 1) is a note naming the magic. number and
 // count are not used: Kafka's partitioner is the producer's. Findings
 // come in file order, at most verifyMaxPerKind of a kind per file.
+//
+// With opts.Jobs above one (<= 0: one per CPU), a large segment is
+// checked in pieces side by side, as seglog's own are (see
+// verifyPieces): the findings are those of one check from its first
+// byte, whatever Jobs is.
 func (p *KafkaPartition) Verify(_, _ int, opts VerifyOptions) (VerifyReport, error) {
 	rep := VerifyReport{Name: p.name, Dir: p.dir, Segments: len(p.segs), Complete: true}
 	emit := opts.Finding
 	if emit == nil {
 		emit = func(Finding) error { return nil }
+	}
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
 	}
 	send := func(fs []Finding, extra [3]int) error {
 		for _, f := range fs {
@@ -61,7 +73,7 @@ func (p *KafkaPartition) Verify(_, _ int, opts VerifyOptions) (VerifyReport, err
 	var errs []error
 	prevEnd := int64(-1)
 	for i := range p.segs {
-		res, err := p.verifySegment(i, prevEnd)
+		res, err := p.verifySegment(i, prevEnd, jobs)
 		if err != nil {
 			rep.Complete = false
 			errs = append(errs, err)
@@ -93,48 +105,309 @@ type kafkaVerified struct {
 	end                             int64 // the offset after the last valid batch; -1 when none
 }
 
-// kafkaSegmentCheck is the check of one segment's .log under way.
+// kafkaPiece is the part of a segment one check covers: its batches from
+// byte pos, where a batch with base offset first starts, to end (-1: the
+// file's end), and the entries of its .index and .timeindex that fall in
+// it. The whole segment is one piece.
+type kafkaPiece struct {
+	pos, end int64
+	first    int64
+	entries  [2]kafkaEntrySpan // by kind: OffsetIndex, TimeIndex
+	last     bool              // the segment's last piece
+}
+
+// wholeSegment is the piece that is all of a segment.
+var wholeSegment = kafkaPiece{end: -1, entries: [2]kafkaEntrySpan{{0, -1}, {0, -1}}, last: true}
+
+func (pc kafkaPiece) whole() bool { return pc.pos == 0 && pc.end < 0 }
+
+// kafkaSegmentCheck is the check of one piece of a segment's .log under
+// way, and what it found.
 type kafkaSegmentCheck struct {
 	p        *KafkaPartition
 	seg      int
+	piece    kafkaPiece
 	feeds    []*kafkaFeed     // the index checks beside it
 	pending  []kafkaWalkEvent // not yet handed to them
 	res      *kafkaVerified
 	findings verifyFindings
-	prevLast int64 // the last offset of the batch before; -1 at the start
-	legacy   [2]bool
-	clock    int64 // the running maximum of the records' timestamps (ms)
-	back     int   // records older than the clock
+	legacy   [2]bool  // a note on magic 0, 1 messages was made
+	legacyAt [2]int64 // at that batch
+	err      error    // an I/O error that cut the check short
+
+	// The batches': the first one's base offset and max timestamp, the
+	// running maximum of the max timestamps, the last offset of the last.
+	batches    bool
+	firstBase  int64
+	firstMaxTS int64
+	maxTS      int64
+	prevLast   int64 // -1 before the first
+
+	// The records' timestamps (ms): their running maximum and the records
+	// older than it (back, the first at backAt). For a piece that does
+	// not start the segment, steps holds the timestamps of its first
+	// records that were not older (up to its capacity; stepsCut: there
+	// were more), and firstRec is its first record: the clock of the
+	// pieces before makes those of the steps below it late too (see
+	// mergeKafkaPieces).
+	clock    int64
+	back     int
 	backAt   Finding
+	steps    []int64
+	stepsCut bool
+	recs     bool
+	firstRec Finding
 }
 
+// kafkaClockSteps bounds a piece's steps: past them, a clock from the
+// pieces before that is higher still sends the segment to a whole check.
+const kafkaClockSteps = 256
+
 // verifySegment checks segment i, whose offsets follow prevEnd (-1: the
-// first).
-func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, error) {
+// first): with jobs above one a large segment in pieces checked side by
+// side (verifyPieces), else, and whenever the pieces do not add up to
+// what one check from the first byte finds, whole.
+func (p *KafkaPartition) verifySegment(i int, prevEnd int64, jobs int) (*kafkaVerified, error) {
+	c := p.verifyPieces(i, prevEnd, jobs)
+	if c == nil {
+		c = p.checkPiece(i, prevEnd, wholeSegment)
+	}
+	c.finish()
+	if c.err != nil {
+		return c.res, c.err
+	}
+	return c.res, p.verifyTxnIndex(i, c.res)
+}
+
+// verifyPieces checks segment i in pieces, jobs at a time: each starts at
+// a batch an .index entry points at and the scan confirms (verifyPlan),
+// and the pieces are put together by mergeKafkaPieces, which takes them
+// only if they add up to what one check from the first byte finds. Nil
+// when the segment is not split, or the pieces did not add up: damage is
+// rare, and checking again costs time, never accuracy.
+func (p *KafkaPartition) verifyPieces(i int, prevEnd int64, jobs int) *kafkaSegmentCheck {
+	if jobs < 2 {
+		return nil
+	}
+	pieces := p.verifyPlan(i, jobs)
+	if pieces == nil {
+		return nil
+	}
+	checks := make([]*kafkaSegmentCheck, len(pieces))
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for range min(jobs, len(pieces)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < len(pieces); k = int(next.Add(1) - 1) {
+				from := int64(-1) // only the first piece follows the segment before
+				if k == 0 {
+					from = prevEnd
+				}
+				checks[k] = p.checkPiece(i, from, pieces[k])
+			}
+		}()
+	}
+	wg.Wait()
+	m := mergeKafkaPieces(checks)
+	if kafkaPiecesChecked != nil {
+		kafkaPiecesChecked(len(pieces), m != nil)
+	}
+	return m
+}
+
+// kafkaPiecesChecked, when set (by tests), is told of each segment
+// checked in pieces whether they were taken.
+var kafkaPiecesChecked func(pieces int, taken bool)
+
+// kafkaMinPiece is the smallest piece verifyPlan cuts.
+var kafkaMinPiece int64 = verifyMinRange
+
+// verifyPlan splits segment i into about 4*jobs pieces of at least
+// kafkaMinPiece bytes, each after the first starting at a batch an
+// .index entry points at, that holds the entry's offset: the check of
+// the piece before ends there. Nil when the segment is too small or its
+// index allows no split.
+func (p *KafkaPartition) verifyPlan(i, jobs int) []kafkaPiece {
+	s := p.segs[i]
+	size := fileSize(s.Log)
+	parts := min(4*jobs, int(size/kafkaMinPiece))
+	if parts < 2 {
+		return nil
+	}
+	x, closeIndex := p.openOffsetIndex(i)
+	if x == nil {
+		return nil
+	}
+	defer closeIndex()
+	tx, closeTime := openKafkaIndex(s.TimeIndex, s.Base, TimeIndex)
+	if tx != nil {
+		defer closeTime()
+	}
+	ks, err := p.openScan(i)
+	if err != nil {
+		return nil
+	}
+	defer ks.close()
+	pieces := []kafkaPiece{wholeSegment}
+	pieces[0].first, pieces[0].last = int64(min(s.Base, math.MaxInt64)), false
+	for k := 1; k < parts; k++ {
+		prev := &pieces[len(pieces)-1]
+		n, ok, err := x.FloorPos(size / int64(parts) * int64(k))
+		if err != nil {
+			break
+		}
+		if !ok || n <= prev.entries[OffsetIndex].from {
+			continue
+		}
+		e, err := x.Entry(n)
+		if err != nil {
+			break
+		}
+		if e.Pos <= prev.pos || e.Pos >= size {
+			continue
+		}
+		if ok, err := ks.confirms(e); err != nil || !ok || !ks.sc.Next() {
+			continue
+		}
+		first := ks.sc.Batch().BaseOffset()
+		if first <= prev.first {
+			continue
+		}
+		// The .timeindex entries of the batches from there on: those
+		// from the first at or above its base offset.
+		t := prev.entries[TimeIndex].from
+		if tx != nil {
+			j, ok, err := tx.FloorOffset(first - 1)
+			if err != nil {
+				break
+			}
+			if ok {
+				t = max(t, j+1)
+			}
+		}
+		prev.end, prev.entries[OffsetIndex].to, prev.entries[TimeIndex].to = e.Pos, n, t
+		pieces = append(pieces, kafkaPiece{pos: e.Pos, end: -1, first: first,
+			entries: [2]kafkaEntrySpan{{n, -1}, {t, -1}}})
+	}
+	if len(pieces) < 2 {
+		return nil
+	}
+	pieces[len(pieces)-1].last = true
+	return pieces
+}
+
+// mergeKafkaPieces puts the checks of a segment's pieces together into
+// what one check from its first byte finds, or returns nil where they may
+// not add up to that: a piece before the last that found anything but
+// the segment's gap and legacy notes (damage: where the check from the
+// first byte resyncs is its own), pieces whose offsets do not follow on,
+// or index entries and timestamps the pieces before would judge
+// otherwise. The records' late timestamps add up exactly: a record of a
+// piece is late if a record of the pieces before is later, and those of
+// a piece that are not late by its own are in time order, so those the
+// clock of the pieces before makes late are the first of its steps.
+func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
+	m := checks[0]
+	for k := 1; k < len(checks); k++ {
+		c, prev := checks[k], checks[k-1]
+		if prev.err != nil || c.err != nil || !prev.clean() || !c.batches || c.firstBase <= m.prevLast {
+			return nil
+		}
+		// The whole check's walk over the batches for the .timeindex
+		// reaches the piece where the piece's own starts if the first
+		// entry it judges is one of the piece's batches. (The .index's
+		// first is always the piece's first batch: the entry before it,
+		// the clean piece before's, checked out.)
+		if f := c.feeds[TimeIndex]; f.judged && f.first.Offset < c.firstBase {
+			return nil
+		}
+		// A .timeindex entry is the running maximum of the max timestamps:
+		// one above those of the piece's first batch, or of its first
+		// entry when all its entries check out, would change verdicts.
+		if t := c.feeds[TimeIndex]; m.maxTS > c.firstMaxTS && (len(c.res.timeIndex) > 0 || t.judged && m.maxTS > t.first.Timestamp) {
+			return nil
+		}
+		late, _ := slices.BinarySearch(c.steps, m.clock)
+		if late == len(c.steps) && c.stepsCut {
+			return nil
+		}
+		if m.back == 0 && late > 0 {
+			m.backAt = c.firstRec
+			m.backAt.Reason = fmt.Sprintf("%s, older than a record before it (%s)", c.firstRec.Reason, reasonTime(kafkaNanos(m.clock)))
+		} else if m.back == 0 && c.back > 0 {
+			m.backAt = c.backAt
+		}
+		m.back += c.back + late
+		m.clock, m.maxTS, m.prevLast = max(m.clock, c.clock), max(m.maxTS, c.maxTS), c.prevLast
+		// The segment's legacy notes are on the first batch of each magic.
+		m.findings.absorb(c.findings, func(f Finding) bool {
+			return f.Kind == FindingLegacyFormat && (m.legacy[0] && f.Pos == c.legacyAt[0] || m.legacy[1] && f.Pos == c.legacyAt[1])
+		})
+		for magic, seen := range c.legacy {
+			if seen && !m.legacy[magic] {
+				m.legacy[magic], m.legacyAt[magic] = true, c.legacyAt[magic]
+			}
+		}
+		m.res.index, m.res.timeIndex = append(m.res.index, c.res.index...), append(m.res.timeIndex, c.res.timeIndex...)
+		for sev, n := range c.res.extra {
+			m.res.extra[sev] += n
+		}
+		m.res.records += c.res.records
+		m.res.bytes += c.res.bytes
+		m.res.end = max(m.res.end, c.res.end)
+	}
+	m.piece = wholeSegment
+	return m
+}
+
+// clean reports whether a piece found nothing a piece after it could
+// change: no damage, no index finding.
+func (c *kafkaSegmentCheck) clean() bool {
+	if len(c.res.index)+len(c.res.timeIndex) > 0 || c.res.extra != [3]int{} {
+		return false
+	}
+	for _, f := range c.res.log {
+		if f.Kind != FindingLegacyFormat && f.Kind != FindingGap {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPiece checks piece pc of segment i (the first piece's offsets
+// follow prevEnd; -1: the first segment's, or another piece's): its
+// batches and records, and beside them the index entries of the piece.
+func (p *KafkaPartition) checkPiece(i int, prevEnd int64, pc kafkaPiece) *kafkaSegmentCheck {
 	s := p.segs[i]
 	res := &kafkaVerified{end: prevEnd}
-	c := &kafkaSegmentCheck{p: p, seg: i, res: res, prevLast: -1, clock: math.MinInt64,
+	c := &kafkaSegmentCheck{p: p, seg: i, piece: pc, res: res, prevLast: -1, clock: math.MinInt64, maxTS: math.MinInt64,
 		findings: verifyFindings{list: &res.log, extra: &res.extra}}
+	if pc.pos > 0 {
+		c.steps = make([]int64, 0, kafkaClockSteps)
+	}
 	base := int64(min(s.Base, math.MaxInt64))
-	if prevEnd >= 0 && base > prevEnd {
+	if pc.pos == 0 && prevEnd >= 0 && base > prevEnd {
 		c.add(Finding{Severity: SeverityProblem, Kind: FindingGap, Pos: 0, Offset: prevEnd,
 			Reason: fmt.Sprintf("offsets %d..%d are in no segment: the segment before ends at %d, this one is named %d", prevEnd, base-1, prevEnd-1, base)})
 	}
 	// The indexes are judged beside the scan, against the batches it
 	// passes on: the segment is read once.
-	ks, err := p.openLongScan(i)
+	ks, err := p.openPieceScan(i, pc)
 	if err != nil {
-		return res, err
+		c.err = err
+		return c
 	}
 	defer ks.close()
-	active := i == len(p.segs)-1
+	active := pc.last && i == len(p.segs)-1
 	kinds := []IndexKind{OffsetIndex, TimeIndex}
 	var feeds [2]*kafkaFeed
 	var extras [2][3]int
 	var errs [2]error
 	var wg sync.WaitGroup
 	for k, kind := range kinds {
-		feeds[k] = &kafkaFeed{events: make(chan []kafkaWalkEvent, 4), size: ks.size}
+		feeds[k] = &kafkaFeed{events: make(chan []kafkaWalkEvent, 4), size: ks.size, span: pc.entries[kind]}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -142,7 +415,7 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 		}()
 	}
 	c.feeds = feeds[:]
-	err = c.scan(ks, prevEnd)
+	err = c.scan(ks, prevEnd, active)
 	c.flush()
 	for _, f := range feeds {
 		close(f.events)
@@ -154,16 +427,19 @@ func (p *KafkaPartition) verifySegment(i int, prevEnd int64) (*kafkaVerified, er
 		}
 		err = cmp.Or(err, errs[k])
 	}
+	c.err = err
+	return c
+}
+
+// finish adds the notes on the whole segment's .log: its late
+// timestamps, and how many findings of a kind were not listed.
+func (c *kafkaSegmentCheck) finish() {
 	if c.back > 0 {
 		f := c.backAt
 		f.Reason = fmt.Sprintf("timestamps go backwards %d times in this segment; first: %s", c.back, f.Reason)
 		c.add(f)
 	}
-	c.findings.close(p.name, s.Log)
-	if err != nil {
-		return res, err
-	}
-	return res, p.verifyTxnIndex(i, res)
+	c.findings.close(c.p.name, c.p.segs[c.seg].Log)
 }
 
 // add lists a finding on the .log.
@@ -172,21 +448,20 @@ func (c *kafkaSegmentCheck) add(f Finding) {
 	c.findings.add(f)
 }
 
-// scan checks the segment's batches and records from its first byte,
-// read through ks.
-func (c *kafkaSegmentCheck) scan(ks *kafkaScan, prevEnd int64) error {
-	c.res.bytes = ks.size
+// scan checks the piece's batches and records, read through ks; active:
+// it ends the active segment.
+func (c *kafkaSegmentCheck) scan(ks *kafkaScan, prevEnd int64, active bool) error {
+	c.res.bytes = ks.sc.Limit() - c.piece.pos
 	recs := segfile.NewKafkaRecords(0)
 	defer recs.Close()
-	active := c.seg == len(c.p.segs)-1
 	for {
 		for ks.sc.Next() {
 			b := ks.sc.Batch()
-			c.batch(b, recs, prevEnd)
 			ts := b.Header.MaxTimestamp
 			if b.Legacy() {
 				ts = b.Message.Timestamp
 			}
+			c.batch(b, ts, recs, prevEnd)
 			c.pass(kafkaWalkEvent{span: kafkaBatchSpan{pos: b.Pos, end: b.Pos + b.Size(), first: b.BaseOffset(), last: b.LastOffset(), maxTS: ts}})
 		}
 		if err := ks.sc.Err(); err != nil {
@@ -236,10 +511,14 @@ func (c *kafkaSegmentCheck) flush() {
 // kafkaFeedBatch is how many batches the index checks are handed at once.
 const kafkaFeedBatch = 256
 
-// batch checks a valid batch: its offsets against those before, and its
-// records.
-func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, recs *segfile.KafkaRecords, prevEnd int64) {
+// batch checks a valid batch, whose max timestamp is maxTS: its offsets
+// against those before, and its records.
+func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segfile.KafkaRecords, prevEnd int64) {
 	first, last := b.BaseOffset(), b.LastOffset()
+	if !c.batches {
+		c.batches, c.firstBase, c.firstMaxTS = true, first, maxTS
+	}
+	c.maxTS = max(c.maxTS, maxTS)
 	switch {
 	case c.prevLast < 0 && prevEnd >= 0 && first < prevEnd:
 		c.add(Finding{Severity: SeverityProblem, Kind: FindingOverlap, Pos: b.Pos, Offset: first,
@@ -251,7 +530,7 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, recs *segfile.KafkaReco
 	c.prevLast = max(c.prevLast, last)
 	c.res.end = max(c.res.end, last+1)
 	if b.Legacy() && !c.legacy[b.Magic] {
-		c.legacy[b.Magic] = true
+		c.legacy[b.Magic], c.legacyAt[b.Magic] = true, b.Pos
 		c.add(Finding{Severity: SeverityNote, Kind: FindingLegacyFormat, Pos: b.Pos, Offset: first,
 			Reason: fmt.Sprintf("the segment holds magic %d messages, Kafka's format before 0.11 (no headers, producer ids or transactions): read as they are", b.Magic)})
 	}
@@ -267,14 +546,28 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, recs *segfile.KafkaReco
 			}
 			continue
 		}
-		if ts := recs.Timestamp(); ts < c.clock {
+		ts := recs.Timestamp()
+		if ts < c.clock {
 			if c.back == 0 {
 				c.backAt = Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: b.Pos, Offset: recs.Offset(),
 					Reason: fmt.Sprintf("offset %d has %s, older than a record before it (%s)", recs.Offset(), reasonTime(kafkaNanos(ts)), reasonTime(kafkaNanos(c.clock)))}
 			}
 			c.back++
+			continue
+		}
+		c.clock = ts
+		if !c.recs {
+			c.recs = true
+			c.firstRec = Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: b.Pos, Offset: recs.Offset(),
+				Reason: fmt.Sprintf("offset %d has %s", recs.Offset(), reasonTime(kafkaNanos(ts)))}
+		}
+		if c.steps == nil {
+			continue
+		}
+		if len(c.steps) < cap(c.steps) {
+			c.steps = append(c.steps, ts)
 		} else {
-			c.clock = ts
+			c.stepsCut = true
 		}
 	}
 	if err := recs.Err(); err != nil {

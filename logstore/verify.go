@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -303,13 +304,15 @@ func verifyOthers(targets []VerifyTarget, workers int, sh *verifyShared) *verify
 			}
 		}
 	}()
+	// Workers the logs do not take check pieces of a log's segments.
+	jobs := max(1, workers/len(order))
 	for range min(workers, len(order)) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			for ti := range feed {
 				o, t := s.of[ti], targets[ti]
-				o.report, o.err = t.Log.Verify(t.Number, t.Count, VerifyOptions{Finding: func(f Finding) error {
+				o.report, o.err = t.Log.Verify(t.Number, t.Count, VerifyOptions{Jobs: jobs, Finding: func(f Finding) error {
 					if sh.stop.Load() {
 						return errVerifyStopped
 					}
@@ -411,6 +414,26 @@ func (v *verifyFindings) add(f Finding) {
 	v.counts[k]++
 	if v.counts[k] <= verifyMaxPerKind {
 		*v.list = append(*v.list, f)
+	}
+}
+
+// absorb adds w's findings, listed and counted, after v's, leaving out
+// the listed ones skip tells.
+func (v *verifyFindings) absorb(w verifyFindings, skip func(Finding) bool) {
+	unlisted := maps.Clone(w.counts)
+	for _, f := range *w.list {
+		unlisted[verifyKindKey{f.Kind, f.Severity}]--
+		if !skip(f) {
+			v.add(f)
+		}
+	}
+	for k, n := range unlisted {
+		if n > 0 {
+			if v.counts == nil {
+				v.counts = map[verifyKindKey]int{}
+			}
+			v.counts[k] += n
+		}
 	}
 }
 

@@ -142,6 +142,13 @@ func (x *KafkaIndex) FloorOffset(off int64) (i int64, ok bool, err error) {
 	return x.floor(func(e KafkaIndexEntry) bool { return e.Offset > off })
 }
 
+// FloorPos is the last real .index entry whose position is at or below
+// pos, by binary search (taking the entries as sorted); ok is false when
+// none is.
+func (x *KafkaIndex) FloorPos(pos int64) (i int64, ok bool, err error) {
+	return x.floor(func(e KafkaIndexEntry) bool { return e.Pos > pos })
+}
+
 // FloorTime is the last real .timeindex entry whose timestamp is at or
 // below ts (milliseconds), as Kafka's TimeIndex.lookup finds it; ok is
 // false when none is.

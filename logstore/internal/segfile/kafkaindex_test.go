@@ -59,6 +59,16 @@ func TestKafkaOffsetIndex(t *testing.T) {
 			t.Fatalf("FloorOffset(%d) = %d, %v, %v", c.off, i, ok, err)
 		}
 	}
+	for _, c := range []struct {
+		pos int64
+		i   int64
+		ok  bool
+	}{{299, 0, false}, {300, 0, true}, {699, 0, true}, {700, 1, true}, {1499, 1, true}, {1 << 40, 2, true}} {
+		i, ok, err := x.FloorPos(c.pos)
+		if err != nil || ok != c.ok || ok && i != c.i {
+			t.Fatalf("FloorPos(%d) = %d, %v, %v", c.pos, i, ok, err)
+		}
+	}
 	if _, err := x.Entry(8); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("Entry past the file: %v", err)
 	}
@@ -239,7 +249,7 @@ func FuzzKafkaIndex(f *testing.F) {
 			}); err != nil || n != x.Whole() {
 				t.Fatalf("Each: %d entries, %v", n, err)
 			}
-			for _, floor := range []func(int64) (int64, bool, error){x.FloorOffset, x.FloorTime} {
+			for _, floor := range []func(int64) (int64, bool, error){x.FloorOffset, x.FloorPos, x.FloorTime} {
 				if i, ok, err := floor(probe); err != nil || ok && (i < 0 || i >= x.Len()) {
 					t.Fatalf("floor(%d) = %d, %v, %v", probe, i, ok, err)
 				}
