@@ -301,15 +301,13 @@ func (ks *kafkaScan) confirms(e segfile.KafkaIndexEntry) (bool, error) {
 	if e.Pos < 0 || e.Pos >= ks.size {
 		return false, nil
 	}
-	ks.sc.StartAt(e.Pos)
-	if ks.sc.Next() {
-		b := ks.sc.Batch()
-		if b.BaseOffset() <= e.Offset && e.Offset <= b.LastOffset() {
-			ks.sc.StartAt(e.Pos)
-			return true, nil
-		}
+	// One entry is read: an entry into damage costs no byte scan for
+	// where valid data resumes.
+	b, ok, err := ks.sc.EntryAt(e.Pos)
+	if ok && b.BaseOffset() <= e.Offset && e.Offset <= b.LastOffset() {
+		ks.sc.StartAt(e.Pos)
+		return true, nil
 	}
-	err := ks.sc.Err()
 	ks.sc.StartAt(0)
 	return false, err
 }

@@ -67,6 +67,8 @@ func TestKafkaVerifyPiecesMatchWhole(t *testing.T) {
 		{name: "timeindex entries off by one", harm: kvpTimeIndexOff},
 		{name: "timeindex entries of the piece before, after a broken order", harm: kvpTimeIndexStray},
 		{name: "damage in the last piece", harm: kvpFlipLast, taken: true},
+		{name: "no .timeindex", harm: kvpNoTimeIndex, taken: true},
+		{name: "indexes ending in a partial entry", harm: kvpPartialEntries, taken: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -405,4 +407,19 @@ func kvpTimeIndexStray(t *testing.T, _ *rand.Rand, l *kvpLog) {
 	put(entry+1, sp[before].maxTS, sp[before].last)
 	put(entry+2, sp[n-1].maxTS, sp[n-1].last)
 	kvpEdit(t, l, 2, kafka.TimeIndexExt, func(b []byte) []byte { return append(slices.Clone(s.tindex), b[len(s.tindex):]...) })
+}
+
+func kvpNoTimeIndex(t *testing.T, rng *rand.Rand, l *kvpLog) {
+	if err := os.Remove(l.path(rng.IntN(3), kafka.TimeIndexExt)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kvpPartialEntries ends a closed segment's .index and .timeindex in 5
+// bytes of an entry.
+func kvpPartialEntries(t *testing.T, rng *rand.Rand, l *kvpLog) {
+	seg := rng.IntN(2)
+	for _, ext := range []string{kafka.IndexExt, kafka.TimeIndexExt} {
+		kvpEdit(t, l, seg, ext, func(b []byte) []byte { return append(b, 1, 2, 3, 4, 5) })
+	}
 }

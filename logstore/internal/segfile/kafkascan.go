@@ -165,6 +165,28 @@ func (s *KafkaScanner) StartAt(pos int64) {
 	s.pos, s.taken, s.dmg, s.err = pos, false, nil, nil
 }
 
+// EntryAt reads the entry at pos and checks it as Next would after
+// StartAt(pos): its framing, header and CRC, and its base offset against
+// the segment's. Unlike Next it neither looks past damage for where valid
+// data resumes (a byte scan, as long as the rest of the file) nor moves
+// the scan. ok is false when the entry does not check out; err is an I/O
+// error. The entry is valid until the scanner moves on.
+func (s *KafkaScanner) EntryAt(pos int64) (b *KafkaBatch, ok bool, err error) {
+	if pos < 0 || pos >= s.limit {
+		return nil, false, nil
+	}
+	if err := s.entry(pos, &s.probe); err != nil {
+		if isKafkaIOError(err) {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	if s.probe.BaseOffset() < s.opts.Base {
+		return nil, false, nil
+	}
+	return &s.probe, true, nil
+}
+
 // Next advances to the next valid entry. It returns false at the end of
 // the file, at damage (Damage says what it is, and Resync goes on after
 // it) or on an I/O error (Err).

@@ -245,6 +245,64 @@ func TestKafkaScanStartAt(t *testing.T) {
 	}
 }
 
+// TestKafkaScanEntryAt: EntryAt judges the one entry at a position as
+// the scan would, and neither moves the scan nor reads on past damage:
+// an entry into a long damaged stretch costs one entry's read, not a
+// byte scan of what follows.
+func TestKafkaScanEntryAt(t *testing.T) {
+	data, pos := plainSegment(t, 4)
+	// 1 MiB of junk after the batches: a resync would read all of it.
+	junk := make([]byte, 1<<20)
+	for i := range junk {
+		junk[i] = byte(i*7 + 3)
+	}
+	bad := append(bytes.Clone(data), junk...)
+	bad[pos[1]+30] ^= 0x40
+	cr := &countingReader{r: bytes.NewReader(bad)}
+	s := NewKafkaScanner(cr, int64(len(bad)), KafkaOptions{Path: "x.log", Base: 1005})
+	for _, c := range []struct {
+		pos  int64
+		ok   bool
+		base int64
+	}{
+		{pos[2], true, 1010},
+		{pos[1], false, 0},           // its CRC fails
+		{pos[0], false, 0},           // below the segment's base offset
+		{pos[2] + 1, false, 0},       // not an entry's start
+		{int64(len(data)), false, 0}, // junk
+		{int64(len(bad)), false, 0},  // past the end
+		{-1, false, 0},
+	} {
+		b, ok, err := s.EntryAt(c.pos)
+		if err != nil || ok != c.ok || ok && (b.BaseOffset() != c.base || b.Pos != c.pos) {
+			t.Fatalf("EntryAt(%d) = %v, %v, %v; want ok %v base %d", c.pos, b, ok, err, c.ok, c.base)
+		}
+	}
+	if s.Pos() != 0 || s.Damage() != nil {
+		t.Fatalf("EntryAt moved the scan: at %d, damage %v", s.Pos(), s.Damage())
+	}
+	if cr.largest > kafkaChunk {
+		t.Fatalf("a read of %d bytes", cr.largest)
+	}
+	var read int
+	s = NewKafkaScanner(readCounter{bytes.NewReader(bad), &read}, int64(len(bad)), KafkaOptions{Path: "x.log", Base: 1000})
+	if _, ok, _ := s.EntryAt(int64(len(data)) + 5); ok || read > 2*kafkaChunk {
+		t.Fatalf("EntryAt into junk: ok %v after reading %d bytes", ok, read)
+	}
+}
+
+// readCounter counts the bytes read.
+type readCounter struct {
+	r *bytes.Reader
+	n *int
+}
+
+func (c readCounter) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	*c.n += n
+	return n, err
+}
+
 // countingReader records its largest read.
 type countingReader struct {
 	r       io.ReaderAt
