@@ -213,10 +213,10 @@ func (p *KafkaPartition) segmentEnd(i int) (kafkaEnd, error) {
 			if err != nil {
 				break
 			}
-			if ok, err := ks.confirms(e); err != nil {
+			if b, err := ks.confirms(e); err != nil {
 				closeIndex()
 				return kafkaEnd{}, p.ioError(seg.Log, err)
-			} else if ok {
+			} else if b != nil {
 				break
 			}
 		}
@@ -294,22 +294,23 @@ func (p *KafkaPartition) scanOptions(i int) segfile.KafkaOptions {
 	return segfile.KafkaOptions{Path: p.segs[i].Log, Base: int64(min(p.segs[i].Base, math.MaxInt64))}
 }
 
-// confirms reports whether the .index entry e checks out: a valid batch
-// starts at its position and holds its offset. If so the scan is left
-// to read that batch next; else it is back at the first byte.
-func (ks *kafkaScan) confirms(e segfile.KafkaIndexEntry) (bool, error) {
+// confirms returns the batch the .index entry e points at if it checks
+// out: a valid batch starts at its position and holds its offset; nil if
+// not. If so the scan is left to read that batch next; else it is back
+// at the first byte. The batch is valid until the scan moves on.
+func (ks *kafkaScan) confirms(e segfile.KafkaIndexEntry) (*segfile.KafkaBatch, error) {
 	if e.Pos < 0 || e.Pos >= ks.size {
-		return false, nil
+		return nil, nil
 	}
 	// One entry is read: an entry into damage costs no byte scan for
 	// where valid data resumes.
 	b, ok, err := ks.sc.EntryAt(e.Pos)
 	if ok && b.BaseOffset() <= e.Offset && e.Offset <= b.LastOffset() {
 		ks.sc.StartAt(e.Pos)
-		return true, nil
+		return b, nil
 	}
 	ks.sc.StartAt(0)
-	return false, err
+	return nil, err
 }
 
 // openOffsetIndex opens segment i's .index; nil when it has none that

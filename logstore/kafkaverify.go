@@ -268,10 +268,11 @@ func (p *KafkaPartition) verifyPlan(i, jobs int) []kafkaPiece {
 		if e.Pos <= prev.pos || e.Pos >= size {
 			continue
 		}
-		if ok, err := ks.confirms(e); err != nil || !ok || !ks.sc.Next() {
+		b, err := ks.confirms(e)
+		if err != nil || b == nil {
 			continue
 		}
-		first := ks.sc.Batch().BaseOffset()
+		first := b.BaseOffset()
 		if first <= prev.first {
 			continue
 		}
@@ -358,7 +359,6 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 		m.res.bytes += c.res.bytes
 		m.res.end = max(m.res.end, c.res.end)
 	}
-	m.piece = wholeSegment
 	return m
 }
 
