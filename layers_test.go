@@ -15,13 +15,14 @@ const module = "github.com/seglog/seglog"
 
 // layers is the import graph the tree is built to: for each package of
 // the module, the module's packages it may import. Dependencies flow one
-// way: format <- fsx, segfile <- logstore <- kafkabridge <- commands <-
-// main (commands uses logstore directly too). logstore's internal
-// packages do not import each other. A package missing here fails
+// way: format (and its CRCs, format/internal/crcfold) <- fsx, segfile <-
+// logstore <- kafkabridge <- commands <- main (commands uses logstore
+// directly too). logstore's internal packages do not import each other. A package missing here fails
 // the test, so a new one is placed on purpose.
 var layers = map[string][]string{
-	"format":                    {},
-	"format/kafka":              {},
+	"format":                    {"format/internal/crcfold"},
+	"format/kafka":              {"format/internal/crcfold"},
+	"format/internal/crcfold":   {},
 	"logstore/internal/fsx":     {"format"},
 	"logstore/internal/segfile": {"format", "format/kafka"},
 	"logstore":                  {"format", "format/kafka", "logstore/internal/fsx", "logstore/internal/segfile"},
@@ -50,8 +51,9 @@ var testOnly = []string{"internal/testcheckout"}
 // forbiddenStd are standard packages a layer may not use: format is a
 // pure byte codec, with no file system, process or network access.
 var forbiddenStd = map[string][]string{
-	"format":       {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
-	"format/kafka": {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format":                  {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format/internal/crcfold": {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
+	"format/kafka":            {"os", "os/exec", "os/signal", "os/user", "syscall", "io/fs", "path/filepath", "net", "time"},
 }
 
 // forbiddenExternal are modules a layer may not use: the engine and the
@@ -60,6 +62,7 @@ var forbiddenStd = map[string][]string{
 // franz-go's encoder).
 var forbiddenExternal = map[string][]string{
 	"format":                    {"github.com/", "golang.org/x/"},
+	"format/internal/crcfold":   {"github.com/", "golang.org/x/"},
 	"format/kafka":              {"github.com/", "golang.org/x/"},
 	"logstore/internal/fsx":     {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},
 	"logstore/internal/segfile": {"github.com/urfave/", "github.com/olekukonko/", "github.com/schollz/"},

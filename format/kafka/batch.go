@@ -5,6 +5,8 @@ import (
 	"hash/crc32"
 	"math"
 	"strconv"
+
+	"github.com/seglog/seglog/format/internal/crcfold"
 )
 
 // A record batch (magic 2) is a 61-byte header, big-endian, then its
@@ -54,7 +56,8 @@ const (
 	deleteHorizonFlag = 0x40
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC of batches and of producer-state snapshots.
+var castagnoli = crcfold.MakeTable(crc32.Castagnoli)
 
 // Codec is a batch's (or legacy message's) compression.
 type Codec int8
@@ -194,7 +197,7 @@ func (h *BatchHeader) CheckCRC(batch []byte) error {
 	if int64(len(batch)) < h.Size() {
 		return ErrShort
 	}
-	if c := crc32.Checksum(batch[attributesAt:h.Size()], castagnoli); c != h.CRC {
+	if c := castagnoli.Checksum(batch[attributesAt:h.Size()]); c != h.CRC {
 		return errorf(ErrCRC, "crc mismatch (stored 0x%08x, computed 0x%08x)", h.CRC, c)
 	}
 	return nil

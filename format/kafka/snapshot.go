@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 )
 
 // A producer-state snapshot (<20 digits>.snapshot, named by the offset it
@@ -32,8 +31,6 @@ const (
 
 // ErrSnapshot means a producer-state snapshot is damaged or not one.
 var ErrSnapshot = errors.New("producer snapshot")
-
-var snapshotCRCTable = crc32.MakeTable(crc32.Castagnoli)
 
 // ProducerEntry is a producer's state in a snapshot.
 type ProducerEntry struct {
@@ -66,7 +63,7 @@ func ParseSnapshot(b []byte) (Snapshot, error) {
 	if s.Version != SnapshotVersion {
 		return s, fmt.Errorf("%w: version %d, Kafka reads only %d", ErrSnapshot, s.Version, SnapshotVersion)
 	}
-	if sum := crc32.Checksum(b[snapshotCRCAt+4:], snapshotCRCTable); sum != s.CRC {
+	if sum := castagnoli.Checksum(b[snapshotCRCAt+4:]); sum != s.CRC {
 		return s, fmt.Errorf("%w: CRC-32C %08x, stored %08x", ErrSnapshot, sum, s.CRC)
 	}
 	count := int32(binary.BigEndian.Uint32(b[snapshotCRCAt+4:]))

@@ -1,29 +1,5 @@
 #include "textflag.h"
 
-// Folding constants for CRC-32 IEEE, bit-reflected (see crc_amd64.go):
-// for a distance of D bits, x^(D+32) mod P in the low quadword and
-// x^(D-32) mod P in the high one.
-DATA fold1024<>+0(SB)/8, $0x1e88ef372
-DATA fold1024<>+8(SB)/8, $0x14a7fe880
-GLOBL fold1024<>(SB), RODATA, $16
-DATA fold512<>+0(SB)/8, $0x154442bd4
-DATA fold512<>+8(SB)/8, $0x1c6e41596
-GLOBL fold512<>(SB), RODATA, $16
-DATA fold256<>+0(SB)/8, $0xf1da05aa
-DATA fold256<>+8(SB)/8, $0x15a546366
-GLOBL fold256<>(SB), RODATA, $16
-DATA fold128<>+0(SB)/8, $0x1751997d0
-DATA fold128<>+8(SB)/8, $0xccaa009e
-GLOBL fold128<>(SB), RODATA, $16
-// The last 16 bytes down to 32 bits: x^64 mod P, then Barrett reduction
-// by P itself and by floor(x^64 / P), all bit-reflected likewise.
-DATA fold64<>+0(SB)/8, $0x163cd6124
-DATA fold64<>+8(SB)/8, $0
-GLOBL fold64<>(SB), RODATA, $16
-DATA barrett<>+0(SB)/8, $0x1db710641
-DATA barrett<>+8(SB)/8, $0x1f7011641
-GLOBL barrett<>(SB), RODATA, $16
-
 // For a tail of t bytes: 16 bytes from tailShuffle+t move a register's
 // bytes up by 16-t (zeros below), from tailShuffle+16+t down by t (zeros
 // above); 16 bytes from tailKeep+t keep the top t bytes.
@@ -40,14 +16,17 @@ DATA tailKeep<>+16(SB)/8, $0xffffffffffffffff
 DATA tailKeep<>+24(SB)/8, $0xffffffffffffffff
 GLOBL tailKeep<>(SB), RODATA, $32
 
-// func foldAVX2(crc uint32, p []byte) uint32
+// func foldAVX2(crc uint32, p []byte, k *keys) uint32
 //
-// Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
+// k holds the polynomial's constants (see keys): 16 bytes each for the
+// folds over 1024, 512, 256 and 128 bits, then 64 bits and the Barrett
+// reduction. Eight 16-byte lanes in four YMM registers fold 128 bytes a round, are
 // folded into one lane, which then takes the remaining 16-byte blocks and
 // the tail, and is reduced to the CRC. len(p) >= 64: under 128 bytes, the
 // first 64 start as the last two YMM registers of the merge.
-TEXT ·foldAVX2(SB), NOSPLIT, $0-36
+TEXT ·foldAVX2(SB), NOSPLIT, $0-44
 	MOVL crc+0(FP), AX
+	MOVQ k+32(FP), R8
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
 	VMOVD   AX, X0
@@ -66,7 +45,7 @@ long:
 	VMOVDQU 96(SI), Y4
 	ADDQ    $128, SI
 	SUBQ    $128, CX
-	VBROADCASTI128 fold1024<>(SB), Y0
+	VBROADCASTI128 0(R8), Y0
 
 rounds:
 	CMPQ CX, $128
@@ -93,7 +72,7 @@ rounds:
 
 merge:
 	// Y1 onto Y3 and Y2 onto Y4, 64 bytes on.
-	VBROADCASTI128 fold512<>(SB), Y0
+	VBROADCASTI128 16(R8), Y0
 	VPCLMULQDQ $0x00, Y0, Y1, Y5
 	VPCLMULQDQ $0x11, Y0, Y1, Y1
 	VPCLMULQDQ $0x00, Y0, Y2, Y6
@@ -105,14 +84,14 @@ merge:
 
 half:
 	// Y1 onto Y2, 32 bytes on.
-	VBROADCASTI128 fold256<>(SB), Y0
+	VBROADCASTI128 32(R8), Y0
 	VPCLMULQDQ $0x00, Y0, Y1, Y5
 	VPCLMULQDQ $0x11, Y0, Y1, Y1
 	VPXOR      Y5, Y1, Y1
 	VPXOR      Y2, Y1, Y1
 	// Its low lane onto its high one, 16 bytes on.
 	VEXTRACTI128 $1, Y1, X2
-	VMOVDQU    fold128<>(SB), X0
+	VMOVDQU    48(R8), X0
 	VPCLMULQDQ $0x00, X0, X1, X5
 	VPCLMULQDQ $0x11, X0, X1, X1
 	VPXOR      X5, X1, X1
@@ -160,19 +139,19 @@ done:
 	VPSRLQ     $32, X3, X3 // a mask of the low 32 bits of each half
 	VPSRLDQ    $4, X1, X2
 	VPAND      X3, X1, X1
-	VMOVDQU    fold64<>(SB), X0
+	VMOVDQU    64(R8), X0
 	VPCLMULQDQ $0x00, X0, X1, X1
 	VPXOR      X2, X1, X1
 	// Barrett reduction: the quotient by P from floor(x^64 / P), then
 	// the remainder; the CRC is the second 32 bits.
-	VMOVDQU    barrett<>(SB), X0
+	VMOVDQU    80(R8), X0
 	VPAND      X3, X1, X2
 	VPCLMULQDQ $0x10, X0, X2, X2
 	VPAND      X3, X2, X2
 	VPCLMULQDQ $0x00, X0, X2, X2
 	VPXOR      X1, X2, X2
 	VPEXTRD    $1, X2, AX
-	MOVL       AX, ret+32(FP)
+	MOVL       AX, ret+40(FP)
 	VZEROUPPER
 	RET
 
