@@ -41,8 +41,11 @@ type aheadChunk struct {
 const (
 	aheadBuffers = 3 // one the scan reads, two the reader fills ahead
 	// Chunks larger than a scan's own: each hand-over between the
-	// goroutines may cost a wake-up of the other, some microseconds.
-	aheadChunkSize = 1 << 20
+	// goroutines may cost a wake-up of the other, some microseconds. But
+	// all three buffers fit in a core's L2 cache (2 MiB on current server
+	// cores), where the kernel's copy into them and the CRC checks after
+	// it find them: with three of 1 MiB, reads took a quarter more CPU.
+	aheadChunkSize = 512 << 10
 )
 
 // maxReadAheads bounds the read-aheads running at once, and so their
