@@ -58,30 +58,37 @@ func parseRecordFast(b []byte, r *Record) (int, bool) {
 	}
 	end := at + length
 	rec := b[:end]
-	r.Attributes = int8(rec[at])
+	attributes := int8(rec[at])
 	// The deltas grow with the batch: one or two bytes inline, more in a
-	// loop.
+	// call. A field that does not decode leaves at negative, and every
+	// field after it fails.
 	u, next := shortVarint(rec, at+1)
 	if next < 0 {
 		u, next = exactVarint(rec, at+1, maxExactVarlong)
 	}
-	r.TimestampDelta = zigzag(u)
+	timestampDelta := zigzag(u)
 	u, at = shortVarint(rec, next)
 	if at < 0 {
 		u, at = exactVarint(rec, next, maxExactVarint)
 	}
-	r.OffsetDelta = int32(zigzag(u))
-	for _, field := range [2]*[]byte{&r.Key, &r.Value} {
-		u, at = shortVarint(rec, at) // shortBytes, inlined
-		switch n := int(zigzag(u)); {
-		case at < 0 || n < -1 || n > end-at:
-			return 0, false
-		case n == -1:
-			*field = nil
-		default:
-			*field = rec[at : at+n : at+n]
-			at += n
-		}
+	offsetDelta := int32(zigzag(u))
+	// The key's and the value's lengths, with shortBytes inlined by hand.
+	var key, value []byte
+	u, at = shortVarint(rec, at)
+	switch n := int(zigzag(u)); {
+	case at < 0 || n < -1 || n > end-at:
+		return 0, false
+	case n >= 0:
+		key = rec[at : at+n : at+n]
+		at += n
+	}
+	u, at = shortVarint(rec, at)
+	switch n := int(zigzag(u)); {
+	case at < 0 || n < -1 || n > end-at:
+		return 0, false
+	case n >= 0:
+		value = rec[at : at+n : at+n]
+		at += n
 	}
 	u, at = shortVarint(rec, at)
 	count := int(zigzag(u))
@@ -103,7 +110,8 @@ func parseRecordFast(b []byte, r *Record) (int, bool) {
 		}
 		hs = append(hs, Header{Key: k, Value: v})
 	}
-	r.Headers = hs
+	r.Attributes, r.TimestampDelta, r.OffsetDelta = attributes, timestampDelta, offsetDelta
+	r.Key, r.Value, r.Headers = key, value, hs
 	return end, at == end
 }
 
