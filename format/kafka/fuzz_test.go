@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"math"
 	"testing"
 
 	"github.com/seglog/seglog/format/kafka"
@@ -156,6 +158,40 @@ func FuzzParseLegacyMessage(f *testing.F) {
 				k.Attributes != m.Attributes || !sameBytes(k.Key, m.Key) || !sameBytes(k.Value, m.Value) {
 				t.Fatalf("kmsg reads %+v (%v), ParseLegacyMessage %+v", k, err, m)
 			}
+		}
+	})
+}
+
+// FuzzLegacyPrecheck: with its CRC made right, a legacy message passes
+// LegacyValueLengthAt and LegacyValueFits exactly when
+// ParseLegacyMessage takes it (its offset aside, which a search for
+// where messages resume checks first): the check before the CRC never
+// passes over a message the parse takes.
+func FuzzLegacyPrecheck(f *testing.F) {
+	v0 := kmsgLegacyV0(kmsg.MessageV0{Offset: 1, Key: []byte("k"), Value: []byte("value")})
+	v1 := kmsgLegacyV1(kmsg.MessageV1{Offset: 2, Timestamp: 3, Value: []byte("v")})
+	wrapper := kmsgLegacyV1(kmsg.MessageV1{Offset: 9, Attributes: 1, Value: v1})
+	for _, s := range append([][]byte{nil, v0, v1, wrapper}, flips(v1, 8, 11, 17, 26, 29, 30, 33)...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) <= kafka.MagicAt {
+			return
+		}
+		size := kafka.LogOverhead + int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if size <= kafka.MagicAt || size > int64(len(b)) {
+			return
+		}
+		b = bytes.Clone(b[:size])
+		binary.BigEndian.PutUint32(b[12:], crc32.ChecksumIEEE(b[kafka.MagicAt:]))
+		binary.BigEndian.PutUint64(b, binary.BigEndian.Uint64(b)&math.MaxInt64)
+		_, err := kafka.ParseLegacyMessage(b)
+		fits := false
+		if at, ok := kafka.LegacyValueLengthAt(b[:min(len(b), kafka.BatchHeaderLen)]); ok {
+			fits = kafka.LegacyValueFits(b, at, b[at:at+4])
+		}
+		if fits != (err == nil) {
+			t.Fatalf("precheck %v, ParseLegacyMessage %v, for %x", fits, err, b)
 		}
 	})
 }

@@ -129,3 +129,50 @@ func (m *LegacyMessage) Codec() Codec { return Codec(m.Attributes & codecMask) }
 func (m *LegacyMessage) LogAppendTime() bool {
 	return m.Magic == 1 && m.Attributes&logAppendTimeFlag != 0
 }
+
+// LegacyValueLengthAt is where the value length field sits in the legacy
+// message whose first bytes head holds (through its key length: 22
+// bytes at magic 0, 30 at magic 1), measured from the message's first
+// byte; false when head cannot start a message ParseLegacyMessage takes,
+// whatever its CRC: a magic, size, codec or key length that is wrong.
+// With LegacyValueFits it lets a search for where messages resume pass
+// over junk without reading the CRC's extent, which junk claims at any
+// length.
+func LegacyValueLengthAt(head []byte) (int64, bool) {
+	if len(head) <= MagicAt {
+		return 0, false
+	}
+	magic := head[MagicAt]
+	if magic > 1 {
+		return 0, false
+	}
+	keyAt := int64(legacyTimestampAt) + 8*int64(magic)
+	if int64(len(head)) < keyAt+4 {
+		return 0, false
+	}
+	size := LogOverhead + int64(int32(binary.BigEndian.Uint32(head[lengthAt:])))
+	keyLen := int64(int32(binary.BigEndian.Uint32(head[keyAt:])))
+	valueAt := keyAt + 4 + max(keyLen, 0)
+	switch {
+	case size-LogOverhead < int64(legacyMinSize[magic]):
+		return 0, false
+	case Codec(head[legacyAttributesAt]&codecMask) > CodecLZ4:
+		return 0, false
+	case keyLen < -1 || valueAt+4 > size:
+		return 0, false
+	}
+	return valueAt, true
+}
+
+// LegacyValueFits reports whether field, the 4 bytes at valueAt (from
+// LegacyValueLengthAt) of the legacy message whose first bytes head
+// holds, is a value length that ends the message exactly, as
+// ParseLegacyMessage requires.
+func LegacyValueFits(head []byte, valueAt int64, field []byte) bool {
+	if len(field) < 4 || len(head) < LogOverhead {
+		return false
+	}
+	size := LogOverhead + int64(int32(binary.BigEndian.Uint32(head[lengthAt:])))
+	n := int64(int32(binary.BigEndian.Uint32(field)))
+	return n >= -1 && valueAt+4+max(n, 0) == size
+}

@@ -153,6 +153,11 @@ func (s *KafkaScanner) candidate(pos, prev int64) (ok, zeroLength bool, err erro
 		base < lowest || !s.fitsSegment(base) {
 		return false, length == 0, nil
 	}
+	if magic < 2 {
+		if ok, err := s.legacyFits(pos, hb); !ok {
+			return false, false, err
+		}
+	}
 	if err := s.entry(pos, &s.probe); err != nil {
 		if isKafkaIOError(err) {
 			return false, false, err
@@ -160,6 +165,23 @@ func (s *KafkaScanner) candidate(pos, prev int64) (ok, zeroLength bool, err erro
 		return false, false, nil
 	}
 	return s.fitsSegment(s.probe.LastOffset()), false, nil
+}
+
+// legacyFits reports whether the legacy message at pos, whose first
+// bytes hb holds, has fields that fit its size, read before its CRC: in
+// damage, a batch header's zeros read as a legacy message's magic and
+// its timestamps as a size of megabytes, and checking the CRC over that
+// at every such place made the search quadratic in the damage's length.
+func (s *KafkaScanner) legacyFits(pos int64, hb []byte) (bool, error) {
+	valueAt, ok := kafka.LegacyValueLengthAt(hb)
+	if !ok {
+		return false, nil
+	}
+	field, err := s.r.window(pos+valueAt, 4)
+	if err != nil {
+		return false, ioOnly(err)
+	}
+	return kafka.LegacyValueFits(hb, valueAt, field), nil
 }
 
 // fitsSegment reports whether off is in the range of offsets Kafka's
