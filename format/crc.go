@@ -11,6 +11,3 @@ import (
 // time, where hash/crc32 would take them a byte at a time (for 100-byte
 // records that cost more than the body itself).
 var ieee = crcfold.MakeTable(crc32.IEEE)
-
-// crcUpdate is crc32.Update(c, crc32.IEEETable, p).
-func crcUpdate(c uint32, p []byte) uint32 { return ieee.Update(c, p) }

@@ -62,11 +62,11 @@ func Checksum(timestamp int64, key, value []byte) uint32 {
 func ChecksumStart(timestamp int64) uint32 {
 	var ts [8]byte
 	binary.BigEndian.PutUint64(ts[:], uint64(timestamp))
-	return crcUpdate(0, ts[:])
+	return ieee.Update(0, ts[:])
 }
 
 // UpdateChecksum continues a record's CRC over p.
-func UpdateChecksum(crc uint32, p []byte) uint32 { return crcUpdate(crc, p) }
+func UpdateChecksum(crc uint32, p []byte) uint32 { return ieee.Update(crc, p) }
 
 // AppendRecord appends r's encoding to dst. len(key)+len(value) must fit in
 // a u32; callers bound record sizes long before that.
@@ -86,7 +86,7 @@ func AppendHeader(dst []byte, r *Record) []byte {
 	binary.BigEndian.PutUint32(h[sizeAt:], uint32(len(r.Key)+len(r.Value)))
 	binary.BigEndian.PutUint64(h[timestampAt:], uint64(r.Timestamp))
 	binary.BigEndian.PutUint32(h[keyLenAt:], uint32(len(r.Key)))
-	binary.BigEndian.PutUint32(h[crcAt:], crcUpdate(crcUpdate(crcUpdate(0, h[timestampAt:keyLenAt]), r.Key), r.Value))
+	binary.BigEndian.PutUint32(h[crcAt:], ieee.Update(ieee.Update(ieee.Update(0, h[timestampAt:keyLenAt]), r.Key), r.Value))
 	return dst
 }
 
@@ -143,7 +143,7 @@ func (h *Header) Verify(b []byte) error {
 	if int64(len(b)) < n {
 		return ErrShort
 	}
-	if crcUpdate(crcUpdate(0, b[timestampAt:keyLenAt]), b[HeaderLen:n]) != h.CRC {
+	if ieee.Update(ieee.Update(0, b[timestampAt:keyLenAt]), b[HeaderLen:n]) != h.CRC {
 		return ErrCRC
 	}
 	return nil
