@@ -92,6 +92,9 @@ func FuzzParseRecord(f *testing.F) {
 		Value: bytes.Repeat([]byte("v"), 1000), Headers: []kmsg.Header{{Key: "h", Value: bytes.Repeat([]byte("x"), 64)}}})
 	f.Add(long)
 	f.Add(long[:len(long)-1])
+	// Three-byte deltas, the widest the fast path decodes, and four.
+	f.Add(kmsgRecord(kmsg.Record{TimestampDelta64: 1<<20 - 1, OffsetDelta: 1 << 19, Value: []byte("v")}))
+	f.Add(kmsgRecord(kmsg.Record{TimestampDelta64: 1 << 20, OffsetDelta: 1 << 20, Value: []byte("v")}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r, careful kafka.Record
 		n, err := kafka.ParseRecord(b, &r)

@@ -147,23 +147,29 @@ func BenchmarkParseRecord(b *testing.B) {
 	}
 }
 
-// TestParseRecordFastWideTimestampDelta: a record whose timestamp delta
-// takes a varlong of 5 to 9 bytes (here 2³¹ ms, some 25 days, and its
-// negative) must decode to the careful decoder's value. The fast path's
-// zigzag works in int, which is 32 bits on 386 and arm: there it gives
-// -2³¹ for 2³¹ (run with GOARCH=386).
-func TestParseRecordFastWideTimestampDelta(t *testing.T) {
-	for _, delta := range []int64{1 << 31, -(1 << 31) - 1, 1 << 40, -(1 << 50)} {
-		b := kmsgRecord(kmsg.Record{TimestampDelta64: delta, OffsetDelta: 3, Key: []byte("k"), Value: []byte("v")})
-		var fast, careful kafka.Record
-		if _, err := kafka.ParseRecord(b, &fast); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := kafka.ParseRecordCareful(b, &careful); err != nil {
-			t.Fatal(err)
-		}
-		if fast.TimestampDelta != delta || careful.TimestampDelta != delta {
-			t.Errorf("timestamp delta %d: ParseRecord gives %d, the careful decoder %d", delta, fast.TimestampDelta, careful.TimestampDelta)
+// TestParseRecordDeltaWidths: records whose deltas take varints of one
+// to nine bytes, either side of each width the fast path decodes inline
+// (one to three bytes), decode to what they hold, on both paths. The fast
+// path's zigzag works in int, which is 32 bits on 386 and arm: a 2³¹ ms
+// timestamp delta (some 25 days) once gave -2³¹ there (run with
+// GOARCH=386).
+func TestParseRecordDeltaWidths(t *testing.T) {
+	timestamps := []int64{0, 63, 64, -64, -65, 8191, 8192, -8193, 1<<20 - 1, 1 << 20, -(1 << 20) - 1, 1 << 31, -(1 << 31) - 1, 1 << 40, -(1 << 50)}
+	offsets := []int32{0, 63, 64, 8191, 8192, 1<<20 - 1, 1 << 20, 1<<31 - 1}
+	for _, ts := range timestamps {
+		for _, off := range offsets {
+			b := kmsgRecord(kmsg.Record{TimestampDelta64: ts, OffsetDelta: off, Key: []byte("k"), Value: []byte("v")})
+			var fast, careful kafka.Record
+			if _, err := kafka.ParseRecord(b, &fast); err != nil {
+				t.Fatalf("deltas %d, %d: %v", ts, off, err)
+			}
+			if _, err := kafka.ParseRecordCareful(b, &careful); err != nil {
+				t.Fatalf("deltas %d, %d: the careful decoder: %v", ts, off, err)
+			}
+			if fast.TimestampDelta != ts || fast.OffsetDelta != off || careful.TimestampDelta != ts || careful.OffsetDelta != off ||
+				string(fast.Key) != "k" || string(fast.Value) != "v" {
+				t.Errorf("deltas %d, %d: ParseRecord gives %+v, the careful decoder %+v", ts, off, fast, careful)
+			}
 		}
 	}
 }
