@@ -52,6 +52,8 @@ type KafkaRecords struct {
 
 	b       *KafkaBatch
 	started bool
+	v2      bool   // reading a record batch's records, its header counting
+	count   int    // this many
 	data    []byte // the records (or inner messages) not read yet
 	decoded int    // bytes of records the batch held, decompressed
 	read    int    // records yielded
@@ -78,6 +80,7 @@ func NewKafkaRecords(maxDecompressed int64) *KafkaRecords {
 // bytes must stay as they are while it does: read the records before the
 // scanner moves on.
 func (c *KafkaRecords) Reset(b *KafkaBatch) {
+	c.v2 = false
 	c.b, c.started, c.data, c.decoded, c.read, c.err = b, false, nil, 0, 0, nil
 	c.prev = -1 // a legacy wrapper's header knows only its last offset
 	if !b.Legacy() {
@@ -86,8 +89,25 @@ func (c *KafkaRecords) Reset(b *KafkaBatch) {
 }
 
 // Next advances to the next record; false at the end of the batch's
-// records or at damage (Err).
+// records or at damage (Err). A record batch's next record, when it
+// decodes the fast way and follows the one before, takes one call below
+// the caller's: at 100 B a record, every call more costs a twentieth of
+// a read. Everything else is next's.
 func (c *KafkaRecords) Next() bool {
+	if c.v2 && c.read < c.count && len(c.data) > 0 {
+		if n, ok := kafka.TryParseRecord(c.data, &c.rec); ok {
+			if off, ok := c.follows(); ok {
+				return c.take(n, off)
+			}
+		}
+	}
+	return c.next()
+}
+
+// next is Next for every record: a batch's first, one that needs
+// kafka.ParseRecord, a legacy message, and the end of the records or
+// damage.
+func (c *KafkaRecords) next() bool {
 	if c.b == nil || c.err != nil {
 		return false
 	}
@@ -96,22 +116,56 @@ func (c *KafkaRecords) Next() bool {
 		if c.err = c.start(); c.err != nil {
 			return false
 		}
+		c.v2, c.count = !c.b.Legacy(), int(c.b.Header.RecordsCount)
 	}
-	var err error
-	if c.b.Legacy() {
-		err = c.nextLegacy()
-	} else {
-		err = c.nextRecord()
+	if !c.v2 {
+		if err := c.nextLegacy(); err != nil {
+			return c.stop(err)
+		}
+		c.read++
+		c.prev = c.offset
+		return true
 	}
-	if err == errEnd {
-		return false
+	if c.read == c.count || len(c.data) == 0 {
+		return c.stop(c.countDamage())
 	}
+	n, err := kafka.ParseRecord(c.data, &c.rec)
 	if err != nil {
-		c.err = err
-		return false
+		return c.stop(c.damage(c.read, err))
+	}
+	off, ok := c.follows()
+	if !ok {
+		return c.stop(c.deltaDamage())
+	}
+	return c.take(n, off)
+}
+
+// stop ends the batch's records at err: errEnd, or damage.
+func (c *KafkaRecords) stop(err error) bool {
+	c.v2, c.err = false, err
+	return false
+}
+
+// follows is the offset of the record just decoded, if it lies inside
+// the batch and above the record before.
+func (c *KafkaRecords) follows() (int64, bool) {
+	h := &c.b.Header
+	delta := c.rec.OffsetDelta
+	off := h.BaseOffset + int64(delta)
+	return off, delta >= 0 && delta <= h.LastOffsetDelta && off > c.prev
+}
+
+// take makes the record just decoded, of n bytes and at offset off, the
+// current one.
+func (c *KafkaRecords) take(n int, off int64) bool {
+	h := &c.b.Header
+	c.data = c.data[n:]
+	c.offset, c.ts = off, h.BaseTimestamp+c.rec.TimestampDelta
+	if h.LogAppendTime() {
+		c.ts = h.MaxTimestamp
 	}
 	c.read++
-	c.prev = c.offset
+	c.prev = off
 	return true
 }
 
@@ -134,7 +188,12 @@ func (c *KafkaRecords) Offset() int64 { return c.offset }
 func (c *KafkaRecords) Timestamp() int64 { return c.ts }
 
 // Err is the damage Next stopped at, a *KafkaRecordError; nil at the end.
-func (c *KafkaRecords) Err() error { return c.err }
+func (c *KafkaRecords) Err() error {
+	if c.err == errEnd {
+		return nil
+	}
+	return c.err
+}
 
 // Decoded is how many bytes the batch's records take decompressed, once
 // Next has been called.
@@ -175,31 +234,6 @@ func (c *KafkaRecords) start() error {
 	c.decoded = len(c.data)
 	if b.Legacy() {
 		return c.legacyOffsets()
-	}
-	return nil
-}
-
-// nextRecord decodes the batch's next record. countDamage and
-// deltaDamage word what is wrong, out of this per-record path (its frame
-// was four times the size with their messages in it).
-func (c *KafkaRecords) nextRecord() error {
-	h := &c.b.Header
-	if c.read == int(h.RecordsCount) || len(c.data) == 0 {
-		return c.countDamage()
-	}
-	n, err := kafka.ParseRecord(c.data, &c.rec)
-	if err != nil {
-		return c.damage(c.read, err)
-	}
-	c.data = c.data[n:]
-	delta := c.rec.OffsetDelta
-	if delta < 0 || delta > h.LastOffsetDelta || h.BaseOffset+int64(delta) <= c.prev {
-		return c.deltaDamage()
-	}
-	c.offset = h.BaseOffset + int64(delta)
-	c.ts = h.BaseTimestamp + c.rec.TimestampDelta
-	if h.LogAppendTime() {
-		c.ts = h.MaxTimestamp
 	}
 	return nil
 }

@@ -176,6 +176,10 @@ func TestKafkaRecordsDamage(t *testing.T) {
 			4, kafka.ErrFormat, "offset delta 9 is outside the batch's 0..4"},
 		{"offsets out of order", edit(kafka.CodecSnappy, func(rb *kmsg.RecordBatch, rs []kmsg.Record) []byte { rs[2].OffsetDelta = 1; return recordBytes(rs) }),
 			2, kafka.ErrFormat, "offset 51 does not follow the record before it, at 51"},
+		{"offsets out of order where the careful decoder reads", edit(kafka.CodecNone, func(rb *kmsg.RecordBatch, rs []kmsg.Record) []byte {
+			rs[2].OffsetDelta, rs[2].TimestampDelta64 = 1, 1<<40 // a delta of six bytes
+			return recordBytes(rs)
+		}), 2, kafka.ErrFormat, "offset 51 does not follow the record before it, at 51"},
 		{"a record that does not decode", edit(kafka.CodecLZ4, func(rb *kmsg.RecordBatch, rs []kmsg.Record) []byte {
 			b := recordBytes(rs)
 			b[len(recordBytes(rs[:3]))+4] = 0x7e // record 3's key length: 63
@@ -208,6 +212,33 @@ func TestKafkaRecordsDamage(t *testing.T) {
 		}
 	}
 	_ = recs
+}
+
+// TestKafkaRecordsWideDeltas: records the fast decoder leaves to the
+// careful one (deltas past three bytes, long lengths), between records it
+// takes, read the same; after the last, Next stays false and Err nil.
+func TestKafkaRecordsWideDeltas(t *testing.T) {
+	recs := kRecords(70, 7)
+	recs[1].TimestampDelta64 = 1 << 40
+	recs[3].TimestampDelta64, recs[3].Value = -(1 << 31), bytes.Repeat([]byte("v"), 9000)
+	recs[4].OffsetDelta = 1<<21 + 4
+	recs[5].OffsetDelta, recs[6].OffsetDelta = 1<<21+5, 1<<21+6
+	rb := batchHeader(70, kafka.CodecNone, recs)
+	rb.Records = recordBytes(recs)
+	c := NewKafkaRecords(0)
+	defer c.Close()
+	got, offs, tss, err := readBatch(t, c, sealBatch(rb))
+	if err != nil || len(got) != len(recs) {
+		t.Fatalf("%d records of %d, %v", len(got), len(recs), err)
+	}
+	for i, r := range recs {
+		if !sameRecord(got[i], r) || offs[i] != 70+int64(r.OffsetDelta) || tss[i] != fixtureTS+r.TimestampDelta64 {
+			t.Errorf("record %d: %+v at %d, %d; want %+v", i, got[i], offs[i], tss[i], r)
+		}
+	}
+	if c.Next() || c.Err() != nil {
+		t.Errorf("after the last record: Next again, Err %v", c.Err())
+	}
 }
 
 // zerosWith streams n zero bytes through a compressor's writer.
