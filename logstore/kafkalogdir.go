@@ -73,11 +73,39 @@ func isKafkaLogDir(dir string, entries []os.DirEntry) (bool, error) {
 }
 
 // isKafkaPartitionDir reports whether dir holds a Kafka partition's
-// files.
+// files. A live partition's oldest segments may be deleted by retention
+// between the listing and the probe: the first that is still there tells,
+// and when every one listed has gone, a new listing does.
 func isKafkaPartitionDir(dir string) (bool, error) {
+	for range maxOpenTries {
+		kafka, logs, err := kafkaPartitionNames(dir)
+		if err != nil || kafka || len(logs) == 0 {
+			return kafka, err
+		}
+		allGone := true
+		for _, name := range logs {
+			first, err := readKafkaProbe(filepath.Join(dir, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil || len(first) > 0 {
+				return err == nil && IsKafkaSegment(first), err
+			}
+			allGone = false
+		}
+		if !allGone {
+			return false, nil // empty segments only
+		}
+	}
+	return false, fmt.Errorf("%s: segments keep disappearing before they can be read", dir)
+}
+
+// kafkaPartitionNames lists dir: whether a name only Kafka writes is
+// there, else its segment .logs in name order (so by base offset).
+func kafkaPartitionNames(dir string) (bool, []string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	var logs []string
 	for _, e := range entries {
@@ -86,24 +114,18 @@ func isKafkaPartitionDir(dir string) (bool, error) {
 		}
 		name := e.Name()
 		if name == kafka.LeaderEpochCheckpoint || name == kafka.PartitionMetadataFile {
-			return true, nil
+			return true, nil, nil
 		}
 		fn, err := kafka.ParseFileName(name)
 		switch {
 		case err != nil:
 		case fn.Ext == kafka.TxnIndexExt || fn.Ext == kafka.SnapshotExt:
-			return true, nil
+			return true, nil, nil
 		case fn.Ext == kafka.LogExt && fn.Suffix == "":
-			logs = append(logs, name) // in name order, so by base offset
+			logs = append(logs, name)
 		}
 	}
-	for _, name := range logs {
-		first, err := readKafkaProbe(filepath.Join(dir, name))
-		if err != nil || len(first) > 0 {
-			return err == nil && IsKafkaSegment(first), err
-		}
-	}
-	return false, nil
+	return false, logs, nil
 }
 
 // IsKafkaSegmentFile reports whether the .log at path begins with a

@@ -560,3 +560,55 @@ func FuzzIsKafkaSegment(f *testing.F) {
 		}
 	})
 }
+
+// Telling the layout of a live partition whose oldest segments retention
+// deletes (and whose writer rolls) meanwhile: a segment listed and gone
+// before it is read is passed over, never an error or the wrong layout.
+func TestDetectLayoutUnderRetention(t *testing.T) {
+	seglogSeg, err := os.ReadFile(kdSeglogLogs(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		want    logstore.Layout
+		segment func(base int64) []byte
+	}{
+		{logstore.LayoutSeglog, func(int64) []byte { return seglogSeg }},
+		{logstore.LayoutKafka, func(base int64) []byte { return kdBatch(base, 0, "v") }},
+	} {
+		t.Run(tc.want.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			path := func(base int64) string { return filepath.Join(dir, format.SegmentName(uint64(base), format.LogExt)) }
+			const kept = 2
+			for base := range int64(kept) {
+				kdWrite(t, path(base), tc.segment(base))
+			}
+			stop, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				for base := int64(kept); ; base++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					// Rolled first, then the oldest deleted: never none left.
+					if err := os.WriteFile(path(base), tc.segment(base), 0o644); err != nil {
+						t.Error(err)
+						return
+					}
+					if err := os.Remove(path(base - kept)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			defer func() { close(stop); <-done }()
+			for range 3000 {
+				if got, err := logstore.DetectLayout(dir); err != nil || got != tc.want {
+					t.Fatalf("DetectLayout: %v, %v; want %v", got, err, tc.want)
+				}
+			}
+		})
+	}
+}
