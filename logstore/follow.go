@@ -365,13 +365,6 @@ func (f *Follower) atEnd() (bool, error) {
 		if i := segAfter(segs, f.seg.base); i < len(segs) {
 			// Closed now: read it once more to its true end.
 			f.later, f.laterBase = true, segs[i].base
-			if i == 0 || segs[i-1].base != f.seg.base {
-				// It is gone itself: retention removed it, and with it
-				// whatever followed it before segs[i]. Offsets between its
-				// end and segs[i] were removed unread (moveOn warns), not
-				// a gap.
-				f.laterBase = f.seg.base
-			}
 			sc.SetActive(false)
 			f.forget()
 			return true, nil
@@ -419,6 +412,7 @@ func (f *Follower) restarted(segs []segment) bool {
 // the next one: the first listed after it, or a later one when the
 // offsets wanted start there.
 func (f *Follower) moveOn() (bool, error) {
+	lostFrom := f.Position() // up to the next segment: a gap, or lost (warned)
 	for range maxOpenTries {
 		segs, err := f.list()
 		if err != nil {
@@ -434,12 +428,20 @@ func (f *Follower) moveOn() (bool, error) {
 			return false, nil
 		}
 		c := segs[i]
-		if c.base > f.laterBase {
-			// Segments listed after this one before are gone: retention
-			// removed them unread. (Offsets between the end of this one and
-			// laterBase are a gap, which is skipped silently.)
-			if lost := max(f.Position(), f.laterBase); lost < c.base {
-				f.warnLost(jumpLost, lost, c.base)
+		if there := f.segStillThere(); c.base > f.laterBase || !there {
+			// Segments listed after this one before are gone, or this one
+			// is: retention removed them unread. Offsets between the end of
+			// this one and laterBase are a gap, skipped silently, only
+			// while this one is still there: a listing made while retention
+			// deletes may leave out segments after one it names (readdir
+			// goes in hash order), but retention deletes oldest first.
+			from := lostFrom
+			if there {
+				from = max(from, f.laterBase)
+			}
+			if from < c.base {
+				f.warnLost(jumpLost, from, c.base)
+				lostFrom = c.base
 			}
 			f.laterBase = c.base
 		}
@@ -453,6 +455,13 @@ func (f *Follower) moveOn() (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("follow %s: segments keep disappearing before they can be opened", f.name)
+}
+
+// segStillThere reports whether the open segment's .log is still in its
+// directory (looked up after the listing it is judged against).
+func (f *Follower) segStillThere() bool {
+	var st unix.Stat_t
+	return unix.Fstatat(f.dfd, format.SegmentName(f.seg.base, format.LogExt), &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // openFor opens the segment holding Position, or the first after it. It

@@ -432,6 +432,122 @@ func TestFollowRetentionUnderLaggingFollower(t *testing.T) {
 	})
 }
 
+// A listing made while retention deletes can leave out segments after one
+// it names (readdir goes in hash order): the follower is told of the
+// segment after the one it reads, b[1], by a listing that lacked it and
+// named b[2]. Retention then removes the open segment and b[1]: the
+// offsets between are warned about, not passed over as a gap. A real gap
+// after a segment that is still there is passed over silently.
+func TestFollowListingTornByRetention(t *testing.T) {
+	s, dir := ftStore(t)
+	w := ftWriter(t, s, 1<<10)
+	defer w.Close()
+	ftAppend(t, w, 0, 100)
+	b := ftBases(t, dir)
+	var warns ftWarnings
+	f := ftFollow(t, dir, 0, FollowOptions{Warn: warns.warn})
+	ftExpect(t, f, 0, 2)
+	f.later, f.laterBase = true, b[2] // what the torn listing said
+	for _, base := range b[:2] {
+		if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ftExpect(t, f, 2, b[1]) // the rest of the open one
+	ftCheck(t, ftNext(t, f), b[2])
+	want := fmt.Sprintf("offsets %d..%d of t/0 were removed by retention before they were read; going on at %d", b[1], b[2]-1, b[2])
+	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
+		t.Fatalf("warnings %q, want [%q]", ws, want)
+	}
+
+	// The same listing, the open segment still there: b[3] is a gap (made
+	// here by deleting it, which retention would not do before b[2]).
+	ftExpect(t, f, b[2]+1, b[3]-2)
+	f.later, f.laterBase = true, b[4]
+	if err := s.deleteSegment(segment{dir: dir, base: b[3]}); err != nil {
+		t.Fatal(err)
+	}
+	ftExpect(t, f, b[3]-2, b[3])
+	ftCheck(t, ftNext(t, f), b[4])
+	if ws := warns.all(); len(ws) != 1 {
+		t.Fatalf("warnings %q after a gap, want only the first", ws)
+	}
+}
+
+// An iterator's listing torn the same way, left without b[1]: when the
+// segment read is gone at its end, b[1] is read if it is still there, and
+// is no longer available if it is not. While the segment read is still
+// there, what the listing lacks is a gap.
+func TestReadListingTornByRetention(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		deleted int // of the oldest segments, once reading is in the first
+		want    string
+	}{
+		{"gone with what the listing lacked", 2, "no longer available"},
+		{"gone, what the listing lacked still there", 1, ""},
+		{"still there", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, dir := ftStore(t)
+			w := ftWriter(t, s, 1<<10)
+			ftAppend(t, w, 0, 100)
+			w.Close()
+			b := ftBases(t, dir)
+			p, err := OpenPartitionDir(dir, "t/0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			p.segs = slices.Delete(slices.Clone(p.segs), 1, 2)
+			it, err := p.Read(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			if !it.Next() {
+				t.Fatal(it.Err())
+			}
+			for _, base := range b[:tc.deleted] {
+				if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []uint64
+			for it.Next() {
+				got = append(got, it.Record().Offset)
+			}
+			var gone *NoLongerAvailableError
+			switch {
+			case tc.want != "":
+				if !errors.As(it.Err(), &gone) || gone.Offset != b[1] || gone.Start != b[2] {
+					t.Fatalf("after offsets %v: %v; want offset %d no longer available, the start %d", got[len(got)-1], it.Err(), b[1], b[2])
+				}
+				if !slices.Equal(got, ftSpan(1, b[1])) {
+					t.Fatalf("read %v, want 1..%d", got, b[1]-1)
+				}
+			case it.Err() != nil:
+				t.Fatal(it.Err())
+			case tc.deleted == 0:
+				if want := slices.Concat(ftSpan(1, b[1]), ftSpan(b[2], 100)); !slices.Equal(got, want) {
+					t.Fatalf("read %v, want %v: a gap at b[1]", got, want)
+				}
+			case !slices.Equal(got, ftSpan(1, 100)):
+				t.Fatalf("read %v, want 1..99", got)
+			}
+		})
+	}
+}
+
+// ftSpan is the offsets from..to-1.
+func ftSpan(from, to uint64) []uint64 {
+	var s []uint64
+	for o := from; o < to; o++ {
+		s = append(s, o)
+	}
+	return s
+}
+
 // A sweep by size while the follower lags in the oldest segment.
 func TestFollowRetentionSweepWhileLagging(t *testing.T) {
 	s, dir := ftStore(t)

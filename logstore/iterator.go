@@ -302,7 +302,15 @@ func sameFile(f file, fi os.FileInfo) bool {
 // is where the current one's valid data ended, or the current one's own
 // floor when its records all overlap the segments before.
 func (it *Iterator) nextSegment() bool {
-	it.floor = max(it.floor, it.sc.NextOffset())
+	end := it.sc.NextOffset()
+	it.floor = max(it.floor, end)
+	if end < it.segs[it.i+1].base {
+		if err := it.checkGap(end); err != nil {
+			it.release()
+			it.err = err
+			return false
+		}
+	}
 	it.release()
 	it.i++
 	if err := it.open(); err != nil {
@@ -310,6 +318,42 @@ func (it *Iterator) nextSegment() bool {
 		return false
 	}
 	return true
+}
+
+// checkGap makes sure offsets from end up to the next segment listed are
+// a gap, to be skipped. They are while the current segment is still
+// there: the iterator's listing may have been made while retention
+// deleted segments, and left out some after one it names (readdir goes in
+// hash order), but retention deletes oldest first, so none after a
+// segment still there is gone. When it is gone, the partition is listed
+// again: a segment holding end is read next, and if none is left the
+// offsets are no longer available.
+func (it *Iterator) checkGap(end uint64) error {
+	_, err := os.Lstat(it.segs[it.i].path(format.LogExt))
+	if !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
+			return fmt.Errorf("read %s: %w", it.p.name, err)
+		}
+		return nil
+	}
+	segs, err := it.p.segments()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", it.p.name, err)
+	}
+	// The segments holding end or after it: the last with a base up to
+	// end, and those after.
+	j := max(sort.Search(len(segs), func(i int) bool { return segs[i].base > end })-1, 0)
+	if len(segs) == 0 || segs[j].base > end {
+		start := end
+		if len(segs) > 0 {
+			start = segs[0].base
+		}
+		return &NoLongerAvailableError{Partition: it.p.name, Offset: end, Start: start}
+	}
+	// Read on in the new listing (nextSegment moves to j); what of it
+	// lies below end overlaps.
+	it.segs, it.i = segs, j-1
+	return nil
 }
 
 // SkipCorrupt goes on after the corrupt record that ended the iteration

@@ -59,7 +59,11 @@ func readSegments(dir string) ([]segment, []*NotRegularError, error) {
 // the missing one would pass for a gap whose records readers skip. Every
 // segment the first listing could have missed was created before the
 // second began, so the second has it: one below the first's last segment
-// that the first lacks means the first was torn.
+// that the first lacks means the first was torn. Deletions tear a
+// listing too, and no second one tells: it may lack segments after one it
+// names that retention deleted meanwhile (it deletes oldest first). So a
+// reader takes what a listing lacks after a segment for a gap only while
+// that segment is still there (Iterator.checkGap, Follower.moveOn).
 func stableSegments(dir string, read func() ([]os.DirEntry, error)) ([]segment, []*NotRegularError, error) {
 	entries, err := read()
 	if err != nil {
