@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seglog/seglog/logstore"
 )
 
 // kafkaFixtures is the committed Apache Kafka fixtures, read in place.
@@ -243,5 +246,30 @@ func TestKafkaImport(t *testing.T) {
 				t.Errorf("stderr does not count the %d control records left out: %s", controls, r.stderr)
 			}
 		})
+	}
+}
+
+// tail -f waits for the next poll past a segment the broker deleted while
+// it was read (that poll warns of the offsets it took); anything else, or
+// the same without -f, is an error.
+func TestKafkaTailPollAgain(t *testing.T) {
+	gone := fmt.Errorf("orders-0: %w", &logstore.NoLongerAvailableError{Partition: "orders-0", Offset: 4, Start: 8})
+	removed := fmt.Errorf("orders-0: open 00000000000000000004.log: %w", fs.ErrNotExist)
+	other := errors.New("orders-0: input/output error")
+	var tp kafkaTailPart
+	for _, tc := range []struct {
+		err    error
+		follow bool
+		want   error
+	}{
+		{gone, true, nil},
+		{removed, true, nil},
+		{other, true, other},
+		{gone, false, gone},
+		{removed, false, removed},
+	} {
+		if got := tp.pollAgain(tailOptions{follow: tc.follow}, tc.err); got != tc.want {
+			t.Errorf("pollAgain(follow %v, %v) = %v, want %v", tc.follow, tc.err, got, tc.want)
+		}
 	}
 }

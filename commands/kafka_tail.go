@@ -86,6 +86,8 @@ func tailKafka(ctx context.Context, e *env, o tailOptions, refs []partitionRef, 
 // read prints the partition's records from tp.next to its end as it is
 // now, and counts them in printed; a partition that has gone (deleted,
 // or its directory replaced) is waited for, as tail -F waits for a file.
+// With -f, segments the broker deletes while they are read are looked at
+// again at the next poll, which warns of the offsets they took.
 func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func() bool) (int, error) {
 	l, err := tp.ref.openLog()
 	if (errors.Is(err, logstore.ErrPartitionNotFound) || errors.Is(err, fs.ErrNotExist)) && o.follow {
@@ -97,7 +99,7 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 	defer l.Close()
 	ext, err := l.Extent()
 	if err != nil {
-		return 0, err
+		return 0, tp.pollAgain(o, err)
 	}
 	if ext.Start > tp.next {
 		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", tp.next, ext.Start-1, l.Name(), ext.Start)
@@ -108,7 +110,7 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 	}
 	it, err := l.Records(tp.next)
 	if err != nil {
-		return 0, err
+		return 0, tp.pollAgain(o, err)
 	}
 	defer it.Close()
 	n := 0
@@ -122,7 +124,10 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 				}
 			}
 			if err := it.Err(); err != nil {
-				return n, corruptAdvice(err, o.topic)
+				if err := tp.pollAgain(o, err); err != nil {
+					return n, corruptAdvice(err, o.topic)
+				}
+				return n, nil
 			}
 			// Offsets up to the end held no more data records (control
 			// records, or compacted away).
@@ -141,4 +146,14 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 		n++
 	}
 	return n, nil
+}
+
+// pollAgain is nil for an error the next poll of a followed partition
+// gets past (a segment the broker deleted while it was read), else err.
+func (tp *kafkaTailPart) pollAgain(o tailOptions, err error) error {
+	var gone *logstore.NoLongerAvailableError
+	if o.follow && (errors.As(err, &gone) || errors.Is(err, fs.ErrNotExist)) {
+		return nil
+	}
+	return err
 }

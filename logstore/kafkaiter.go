@@ -3,7 +3,9 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/seglog/seglog/format/kafka"
@@ -73,6 +75,7 @@ type kafkaRecords struct {
 	committed bool
 	next      uint64 // offsets below are read, or not the partition's
 	i         int    // the segment read
+	scanned   uint64 // the offset after the current segment's batches scanned so far
 	ks        *kafkaScan
 	recs      *segfile.KafkaRecords
 	counter   *segfile.KafkaRecords // countWrapper's
@@ -106,6 +109,7 @@ func (it *kafkaRecords) open() error {
 		return err
 	}
 	it.ks = ks
+	it.scanned = it.p.segs[it.i].Base
 	if err := it.p.seekPos(it.i, ks, it.from); err != nil {
 		return err
 	}
@@ -136,6 +140,7 @@ func (it *kafkaRecords) Next() bool {
 		}
 		if it.ks.sc.Next() {
 			b := it.ks.sc.Batch()
+			it.scanned = max(it.scanned, uint64(b.LastOffset())+1)
 			if uint64(b.LastOffset()) < it.next {
 				continue // read, or below where reading starts
 			}
@@ -168,10 +173,53 @@ func (it *kafkaRecords) Next() bool {
 			it.dmg, it.err = d, kafkaCorruption(d)
 			return false
 		}
-		if last || !it.nextSegment() {
+		if last {
+			return false
+		}
+		if it.scanned < it.p.segs[it.i+1].Base {
+			if err := it.checkGap(it.scanned); err != nil {
+				it.err = err
+				return false
+			}
+		}
+		if !it.nextSegment() {
 			return false
 		}
 	}
+}
+
+// checkGap makes sure offsets from end up to the next segment listed are
+// a gap, to be passed over, as Iterator.checkGap does for seglog's layout:
+// they are while the current segment is still there, since a broker
+// deletes (renames to .deleted) oldest first and a listing made meanwhile
+// may lack segments after one it names. When it is gone the partition is
+// listed again and read on from the segment holding end; if none is left
+// the offsets are no longer available.
+func (it *kafkaRecords) checkGap(end uint64) error {
+	log := it.p.segs[it.i].Log
+	_, err := os.Lstat(log)
+	if !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
+			return it.p.ioError(log, err)
+		}
+		return nil
+	}
+	np, err := OpenKafkaPartition(it.p.dir, it.p.name)
+	if err != nil {
+		return err
+	}
+	np.logStart, np.noReadAhead = it.p.logStart, it.p.noReadAhead
+	j := sort.Search(len(np.segs), func(i int) bool { return np.segs[i].Base > end }) - 1
+	if j < 0 {
+		start := end
+		if len(np.segs) > 0 {
+			start = np.segs[0].Base
+		}
+		return &NoLongerAvailableError{Partition: it.p.name, Offset: end, Start: start}
+	}
+	// nextSegment moves to j; what of it lies below end was read.
+	it.p, it.i = np, j-1
+	return nil
 }
 
 // nextInBatch moves to the current batch's next record at or above

@@ -735,3 +735,78 @@ func TestKafkaPartitionDamage(t *testing.T) {
 // wantOffset2 is the base offset of batch b of segment seg of kpDamage's
 // log (four records a batch).
 func (l *kpLog) wantOffset2(seg, b int) uint64 { return uint64(l.segs[seg].base) + uint64(4*b) }
+
+// A listing made while a broker deletes its oldest segments may name one
+// and lack the next, deleted or not: reading passes over the offsets
+// between them as a gap only while the one named is still there, else
+// lists again and reads what is left, or says the offsets are gone.
+func TestKafkaReadListingTornByRetention(t *testing.T) {
+	exts := []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt}
+	for _, tc := range []struct {
+		name    string
+		deleted []int // segments deleted once reading has begun
+		want    []int // the segments whose records are read
+		gone    bool  // reading ends with NoLongerAvailableError at segment 1's base
+	}{
+		{name: "first still there: a gap", deleted: nil, want: []int{0, 2}},
+		{name: "first deleted, second there", deleted: []int{0}, want: []int{0, 1, 2}},
+		{name: "both deleted", deleted: []int{0, 1}, want: []int{0}, gone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newKPLog(t)
+			for s := range 3 {
+				l.roll(200)
+				l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
+			}
+			l.write()
+			// The listing lacks segment 1: its files are elsewhere while
+			// the partition is opened and reading begins.
+			aside := t.TempDir()
+			move := func(from, to string) {
+				for _, ext := range exts {
+					name := fmt.Sprintf("%020d%s", l.segs[1].base, ext)
+					if err := os.Rename(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			move(l.dir, aside)
+			p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := p.Records(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			move(aside, l.dir)
+			for _, s := range tc.deleted {
+				for _, ext := range exts {
+					if err := os.Remove(l.path(s, ext)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var got, want []uint64
+			for it.Next() {
+				got = append(got, it.Record().Offset)
+			}
+			for _, s := range tc.want {
+				for off := l.segs[s].base; off < l.segs[s].next; off++ {
+					want = append(want, uint64(off))
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("read offsets %v, want %v", got, want)
+			}
+			var gone *logstore.NoLongerAvailableError
+			switch err := it.Err(); {
+			case tc.gone && (!errors.As(err, &gone) || gone.Offset != uint64(l.segs[1].base) || gone.Start != uint64(l.segs[2].base)):
+				t.Errorf("err %v, want offset %d no longer available, the partition starting at %d", err, l.segs[1].base, l.segs[2].base)
+			case !tc.gone && err != nil:
+				t.Errorf("err %v", err)
+			}
+		})
+	}
+}
