@@ -1,7 +1,10 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/seglog/seglog/format"
@@ -144,7 +147,16 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 	if res.records > 0 && res.firstOff < base {
 		start = res.firstOff
 	}
-	if start > prev.next {
+	if start > prev.next && pe.prevGone() {
+		// Retention deleted it since it was checked, and the listing may
+		// lack segments after it that went too (stableSegments): the
+		// offsets between are retention's, not lost data.
+		prevPath := pe.prevSeg.path(format.LogExt)
+		if err := pe.send(Finding{Severity: SeverityNote, Kind: FindingSegmentGone, Path: prevPath, Pos: -1, Offset: int64(prev.next),
+			Reason: fmt.Sprintf("segment deleted after it was checked (by a retention sweep?), and with it offsets %d..%d: not checked", prev.next, start-1)}); err != nil {
+			return err
+		}
+	} else if start > prev.next {
 		f := Finding{Severity: SeverityProblem, Kind: FindingGap, Path: path, Pos: 0, Offset: int64(prev.next)}
 		what := fmt.Sprintf("offsets %d..%d are missing between this segment and the one before (%s)", prev.next, start-1,
 			format.SegmentName(pe.prevSeg.base, format.LogExt))
@@ -170,6 +182,13 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 				res.firstOff, reasonTime(res.firstTS), reasonTime(prev.lastTS))})
 	}
 	return nil
+}
+
+// prevGone reports whether the segment before has been deleted since the
+// partition was listed.
+func (pe *verifyPartitionEmitter) prevGone() bool {
+	_, err := os.Lstat(pe.prevSeg.path(format.LogExt))
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // verifyKnownGap tells whether the recorded gaps lying inside the hole
