@@ -119,7 +119,8 @@ const (
 	// FindingOrphanIndex: a simple .index without its .store. Problem.
 	FindingOrphanIndex FindingKind = "orphan-index"
 	// FindingSegmentGone: a segment deleted while it was being checked (a
-	// retention sweep). Note.
+	// retention sweep), or after, with offsets missing after it that are
+	// then not a gap. Note.
 	FindingSegmentGone FindingKind = "segment-gone"
 	// FindingNoSegments: a partition directory holding no segment. Note.
 	FindingNoSegments FindingKind = "no-segments"
