@@ -105,6 +105,14 @@ type kafkaTxnState struct {
 // open starts reading segment it.i, from it.from when it holds it.
 func (it *kafkaRecords) open() error {
 	ks, err := it.p.openLongScan(it.i)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Retention deleted it since the listing.
+		np, err := OpenKafkaPartition(it.p.dir, it.p.name)
+		if err != nil {
+			return err
+		}
+		return np.noLongerAvailable(max(it.next, it.p.segs[it.i].Base))
+	}
 	if err != nil {
 		return err
 	}
@@ -211,11 +219,7 @@ func (it *kafkaRecords) checkGap(end uint64) error {
 	np.logStart, np.noReadAhead = it.p.logStart, it.p.noReadAhead
 	j := sort.Search(len(np.segs), func(i int) bool { return np.segs[i].Base > end }) - 1
 	if j < 0 {
-		start := end
-		if len(np.segs) > 0 {
-			start = np.segs[0].Base
-		}
-		return &NoLongerAvailableError{Partition: it.p.name, Offset: end, Start: start}
+		return np.noLongerAvailable(end)
 	}
 	// nextSegment moves to j; what of it lies below end was read.
 	it.p, it.i = np, j-1
@@ -500,4 +504,15 @@ func (p *KafkaPartition) openTxns(i int) (map[int64]int64, error) {
 		}
 	}
 	return open, nil
+}
+
+// noLongerAvailable is the error for offset, gone with segments retention
+// deleted: p is a listing made since, which says where the partition
+// starts now.
+func (p *KafkaPartition) noLongerAvailable(offset uint64) error {
+	start := offset
+	if len(p.segs) > 0 {
+		start = p.segs[0].Base
+	}
+	return &NoLongerAvailableError{Partition: p.name, Offset: offset, Start: start}
 }

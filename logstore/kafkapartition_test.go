@@ -744,6 +744,7 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 	exts := []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt}
 	for _, tc := range []struct {
 		name    string
+		whole   bool  // the listing has segment 1 after all
 		deleted []int // segments deleted once reading has begun
 		want    []int // the segments whose records are read
 		gone    bool  // reading ends with NoLongerAvailableError at segment 1's base
@@ -751,6 +752,7 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 		{name: "first still there: a gap", deleted: nil, want: []int{0, 2}},
 		{name: "first deleted, second there", deleted: []int{0}, want: []int{0, 1, 2}},
 		{name: "both deleted", deleted: []int{0, 1}, want: []int{0}, gone: true},
+		{name: "listing whole, both deleted", whole: true, deleted: []int{0, 1}, want: []int{0}, gone: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newKPLog(t)
@@ -770,7 +772,9 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 					}
 				}
 			}
-			move(l.dir, aside)
+			if !tc.whole {
+				move(l.dir, aside)
+			}
 			p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
 			if err != nil {
 				t.Fatal(err)
@@ -780,7 +784,9 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer it.Close()
-			move(aside, l.dir)
+			if !tc.whole {
+				move(aside, l.dir)
+			}
 			for _, s := range tc.deleted {
 				for _, ext := range exts {
 					if err := os.Remove(l.path(s, ext)); err != nil {
