@@ -349,9 +349,7 @@ func TestFollowFromBelowStart(t *testing.T) {
 	var warns ftWarnings
 	f := ftFollow(t, dir, 0, FollowOptions{Warn: warns.warn})
 	want := fmt.Sprintf("offsets 0..%d of t/0 are no longer available (removed by retention); starting at %d", start-1, start)
-	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
-		t.Fatalf("warnings %q, want [%q]", ws, want)
-	}
+	ftOneWarning(t, &warns, want)
 	if f.Position() != start {
 		t.Errorf("Position() = %d, want %d", f.Position(), start)
 	}
@@ -389,26 +387,16 @@ func TestFollowRetentionUnderLaggingFollower(t *testing.T) {
 		ftExpect(t, f, 0, 3)
 
 		// The segment being read and the four after it go.
-		for _, base := range b[:5] {
-			if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ftDelete(t, s, dir, b[:5])
 		ftExpect(t, f, 3, b[1]) // the rest of the open one
 		ftCheck(t, ftNext(t, f), b[5])
 		want := fmt.Sprintf("offsets %d..%d of t/0 were removed by retention before they were read; going on at %d", b[1], b[5]-1, b[5])
-		if ws := warns.all(); len(ws) != 1 || ws[0] != want {
-			t.Fatalf("warnings %q, want [%q]", ws, want)
-		}
+		ftOneWarning(t, &warns, want)
 
 		// At the exact end of a segment, not moved on yet: it and the next
 		// one go.
 		ftExpect(t, f, b[5]+1, b[6])
-		for _, base := range b[5:7] {
-			if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ftDelete(t, s, dir, b[5:7])
 		ftCheck(t, ftNext(t, f), b[7])
 		if ws := warns.all(); len(ws) != 2 || !strings.Contains(ws[1], fmt.Sprintf("offsets %d..%d of t/0 were removed", b[6], b[7]-1)) {
 			t.Fatalf("warnings %q", ws)
@@ -448,17 +436,11 @@ func TestFollowListingTornByRetention(t *testing.T) {
 	f := ftFollow(t, dir, 0, FollowOptions{Warn: warns.warn})
 	ftExpect(t, f, 0, 2)
 	f.later, f.laterBase = true, b[2] // what the torn listing said
-	for _, base := range b[:2] {
-		if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ftDelete(t, s, dir, b[:2])
 	ftExpect(t, f, 2, b[1]) // the rest of the open one
 	ftCheck(t, ftNext(t, f), b[2])
 	want := fmt.Sprintf("offsets %d..%d of t/0 were removed by retention before they were read; going on at %d", b[1], b[2]-1, b[2])
-	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
-		t.Fatalf("warnings %q, want [%q]", ws, want)
-	}
+	ftOneWarning(t, &warns, want)
 
 	// The same listing, the open segment still there: b[3] is a gap (made
 	// here by deleting it, which retention would not do before b[2]).
@@ -508,11 +490,7 @@ func TestReadListingTornByRetention(t *testing.T) {
 			if !it.Next() {
 				t.Fatal(it.Err())
 			}
-			for _, base := range b[:tc.deleted] {
-				if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ftDelete(t, s, dir, b[:tc.deleted])
 			var got []uint64
 			for it.Next() {
 				got = append(got, it.Record().Offset)
@@ -569,9 +547,7 @@ func TestFollowRetentionSweepWhileLagging(t *testing.T) {
 	ftExpect(t, f, 2, b[1])
 	ftExpect(t, f, start, 500)
 	want := fmt.Sprintf("offsets %d..%d of t/0 were removed by retention before they were read; going on at %d", b[1], start-1, start)
-	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
-		t.Fatalf("warnings %q, want [%q]", ws, want)
-	}
+	ftOneWarning(t, &warns, want)
 }
 
 // Half a record written by hand is waited for, never reported and never
@@ -1110,11 +1086,7 @@ func TestVerifyListingTornByRetention(t *testing.T) {
 			job := &verifyJob{seg: seg, name: p.name, size: -1}
 			res := verifySegment(job, nil, seg.base, pe.sh, make([]byte, verifyChunk))
 			if i == 0 && deleted {
-				for _, base := range b[:2] {
-					if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
-						t.Fatal(err)
-					}
-				}
+				ftDelete(t, s, dir, b[:2])
 			}
 			if err := pe.segment(job, res); err != nil {
 				t.Fatal(err)
@@ -1128,5 +1100,23 @@ func TestVerifyListingTornByRetention(t *testing.T) {
 		if len(findings) != 1 || findings[0].Kind != want || findings[0].Offset != int64(b[1]) {
 			t.Errorf("segment deleted %v: findings %+v, want one %s at %d", deleted, findings, want, b[1])
 		}
+	}
+}
+
+// ftDelete deletes the segments at bases as retention does.
+func ftDelete(t *testing.T, s *Store, dir string, bases []uint64) {
+	t.Helper()
+	for _, base := range bases {
+		if err := s.deleteSegment(segment{dir: dir, base: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// ftOneWarning fails unless want is the one warning given.
+func ftOneWarning(t *testing.T, warns *ftWarnings, want string) {
+	t.Helper()
+	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
+		t.Fatalf("warnings %q, want [%q]", ws, want)
 	}
 }
