@@ -250,11 +250,12 @@ func TestKafkaImport(t *testing.T) {
 }
 
 // tail -f waits for the next poll past a segment the broker deleted while
-// it was read (that poll warns of the offsets it took); anything else, or
-// the same without -f, is an error.
+// it was read (that poll warns of the offsets it took), or the partition
+// gone; anything else, or the same without -f, is an error.
 func TestKafkaTailPollAgain(t *testing.T) {
 	gone := fmt.Errorf("orders-0: %w", &logstore.NoLongerAvailableError{Partition: "orders-0", Offset: 4, Start: 8})
 	removed := fmt.Errorf("orders-0: open 00000000000000000004.log: %w", fs.ErrNotExist)
+	dirGone := fmt.Errorf("orders-0: %w", logstore.ErrPartitionNotFound)
 	other := errors.New("orders-0: input/output error")
 	var tp kafkaTailPart
 	for _, tc := range []struct {
@@ -264,6 +265,8 @@ func TestKafkaTailPollAgain(t *testing.T) {
 	}{
 		{gone, true, nil},
 		{removed, true, nil},
+		{dirGone, true, nil},
+		{dirGone, false, dirGone},
 		{other, true, other},
 		{gone, false, gone},
 		{removed, false, removed},

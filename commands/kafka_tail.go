@@ -149,10 +149,11 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 }
 
 // pollAgain is nil for an error the next poll of a followed partition
-// gets past (a segment the broker deleted while it was read), else err.
+// gets past (a segment the broker deleted while it was read, or the
+// partition itself, as read waits for it), else err.
 func (tp *kafkaTailPart) pollAgain(o tailOptions, err error) error {
 	var gone *logstore.NoLongerAvailableError
-	if o.follow && (errors.As(err, &gone) || errors.Is(err, fs.ErrNotExist)) {
+	if o.follow && (errors.As(err, &gone) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, logstore.ErrPartitionNotFound)) {
 		return nil
 	}
 	return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore/internal/segfile"
+	"golang.org/x/sys/unix"
 )
 
 // KafkaReadOptions choose what ReadKafka reads.
@@ -122,7 +123,7 @@ func (it *kafkaRecords) open() error {
 		return err
 	}
 	if it.txn != nil {
-		aborted, err := it.p.collectAborted(it.i, max(it.from, it.p.segs[it.i].Base))
+		aborted, err := it.p.collectAborted(it.i, max(it.next, it.p.segs[it.i].Base))
 		if err != nil {
 			return err
 		}
@@ -198,19 +199,16 @@ func (it *kafkaRecords) Next() bool {
 
 // checkGap makes sure offsets from end up to the next segment listed are
 // a gap, to be passed over, as Iterator.checkGap does for seglog's layout:
-// they are while the current segment is still there, since a broker
-// deletes (renames to .deleted) oldest first and a listing made meanwhile
-// may lack segments after one it names. When it is gone the partition is
-// listed again and read on from the segment holding end; if none is left
-// the offsets are no longer available.
+// they are while the current segment's file is still at its name, since
+// a broker deletes (renames to .deleted) oldest first and a listing made
+// meanwhile may lack segments after one it names. When it is gone, or
+// replaced (the cleaner renames a .swap over it, holding what followed),
+// the partition is listed again and read on from the segment holding
+// end; if none is left the offsets are no longer available.
 func (it *kafkaRecords) checkGap(end uint64) error {
 	log := it.p.segs[it.i].Log
-	_, err := os.Lstat(log)
-	if !errors.Is(err, fs.ErrNotExist) {
-		if err != nil {
-			return it.p.ioError(log, err)
-		}
-		return nil
+	if there, err := it.ks.stillAt(log); there || err != nil {
+		return err
 	}
 	np, err := OpenKafkaPartition(it.p.dir, it.p.name)
 	if err != nil {
@@ -515,4 +513,22 @@ func (p *KafkaPartition) noLongerAvailable(offset uint64) error {
 		start = p.segs[0].Base
 	}
 	return &NoLongerAvailableError{Partition: p.name, Offset: offset, Start: start}
+}
+
+// stillAt reports whether the scan's file is still the one at path: not
+// deleted, renamed away or replaced since it was opened.
+func (ks *kafkaScan) stillAt(path string) (bool, error) {
+	var at unix.Stat_t
+	if err := unix.Lstat(path, &at); err != nil {
+		if err == unix.ENOENT {
+			return false, nil
+		}
+		return false, &os.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	fi, err := ks.f.Stat()
+	if err != nil {
+		return false, err
+	}
+	open, ok := fi.Sys().(*unix.Stat_t)
+	return ok && open.Dev == at.Dev && open.Ino == at.Ino, nil
 }

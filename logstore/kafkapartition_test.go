@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -764,16 +765,8 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 			// The listing lacks segment 1: its files are elsewhere while
 			// the partition is opened and reading begins.
 			aside := t.TempDir()
-			move := func(from, to string) {
-				for _, ext := range exts {
-					name := fmt.Sprintf("%020d%s", l.segs[1].base, ext)
-					if err := os.Rename(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
 			if !tc.whole {
-				move(l.dir, aside)
+				kpMoveSegment(t, l, 1, l.dir, aside)
 			}
 			p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
 			if err != nil {
@@ -785,7 +778,7 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 			}
 			defer it.Close()
 			if !tc.whole {
-				move(aside, l.dir)
+				kpMoveSegment(t, l, 1, aside, l.dir)
 			}
 			for _, s := range tc.deleted {
 				for _, ext := range exts {
@@ -884,5 +877,119 @@ func TestKafkaVerifyUnderRetention(t *testing.T) {
 				t.Errorf("findings %v, %d problems; want %v, %d", got, rep.Problems, tc.want, tc.problems)
 			}
 		})
+	}
+}
+
+// kpMoveSegment moves segment seg's files that are there from directory
+// from to directory to.
+func kpMoveSegment(t *testing.T, l *kpLog, seg int, from, to string) {
+	t.Helper()
+	for _, ext := range []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt, kafka.TxnIndexExt} {
+		name := fmt.Sprintf("%020d%s", l.segs[seg].base, ext)
+		if err := os.Rename(filepath.Join(from, name), filepath.Join(to, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// kpSwap does what Kafka's cleaner does: the batches of segments segs,
+// written to a .swap file, renamed over segment 0's .log.
+func kpSwap(t *testing.T, l *kpLog, segs []int, txnIndex []byte) {
+	t.Helper()
+	var b []byte
+	for _, s := range segs {
+		b = append(b, l.segs[s].log...)
+	}
+	swap := l.path(0, kafka.LogExt+".swap")
+	if err := os.WriteFile(swap, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(swap, l.path(0, kafka.LogExt)); err != nil {
+		t.Fatal(err)
+	}
+	if txnIndex != nil {
+		if err := os.WriteFile(l.path(0, kafka.TxnIndexExt), txnIndex, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A segment the cleaner replaced under its own name while it was read,
+// the listing lacking the one after it: the new file holds what followed,
+// and is read, not passed over as a gap.
+func TestKafkaReadSegmentReplacedUnderItsName(t *testing.T) {
+	l := newKPLog(t)
+	for s := range 3 {
+		l.roll(200)
+		l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
+	}
+	l.write()
+	kpMoveSegment(t, l, 1, l.dir, t.TempDir())
+	p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := p.Records(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	kpSwap(t, l, []int{0, 1}, nil)
+	var got []uint64
+	for it.Next() {
+		got = append(got, it.Record().Offset)
+	}
+	if want := []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}; !slices.Equal(got, want) || it.Err() != nil {
+		t.Errorf("read %v, err %v; want %v", got, it.Err(), want)
+	}
+}
+
+// Read-committed after the partition is listed again mid-read: the
+// segment read next holds an aborted transaction whose marker was read
+// already, and the same producer's later committed records are kept.
+func TestKafkaReadCommittedAfterRelist(t *testing.T) {
+	l := newKPLog(t)
+	txn := func(pid int64, tag string) kpBatch {
+		return kpBatch{pid: pid, transactional: true, recs: kpRecords(2, tag)}
+	}
+	marker := func(pid int64, typ kafka.ControlType) kpBatch {
+		return kpBatch{pid: pid, transactional: true, controlBatch: true, control: typ}
+	}
+	s0 := l.roll(100)
+	_, first := l.add(txn(2, "aborted"), true) // 0, 1
+	_, last := l.add(marker(2, kafka.ControlAbort), false)
+	s0.abort(2, first, last, first)
+	l.add(kpBatch{pid: -1, recs: kpRecords(1, "a")}, false) // 3
+	l.roll(100)
+	l.add(kpBatch{pid: -1, recs: kpRecords(2, "b")}, false) // 4, 5
+	l.roll(100)
+	l.add(txn(2, "committed"), false) // 6, 7
+	l.add(marker(2, kafka.ControlCommit), false)
+	l.roll(100)
+	l.add(kpBatch{pid: -1, recs: kpRecords(1, "c")}, false) // 9
+	l.write()
+	aside := t.TempDir()
+	kpMoveSegment(t, l, 2, l.dir, aside) // the listing lacks segment 2
+	p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := p.ReadKafka(0, logstore.KafkaReadOptions{ReadCommitted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var got []uint64
+	for it.Next() {
+		got = append(got, it.Record().Offset)
+		if it.Record().Offset == 4 {
+			// Segment 1 is being read: the cleaner puts 0, 1 and 2 into
+			// segment 0 and deletes segment 1.
+			kpSwap(t, l, []int{0, 1, 2}, s0.txn)
+			kpMoveSegment(t, l, 1, l.dir, aside)
+		}
+	}
+	if want := []uint64{3, 4, 5, 6, 7, 9}; !slices.Equal(got, want) || it.Err() != nil {
+		t.Errorf("read %v, err %v; want %v", got, it.Err(), want)
 	}
 }
