@@ -471,15 +471,7 @@ func TestReadListingTornByRetention(t *testing.T) {
 		{"still there", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, dir := ftStore(t)
-			w := ftWriter(t, s, 1<<10)
-			ftAppend(t, w, 0, 100)
-			w.Close()
-			b := ftBases(t, dir)
-			p, err := OpenPartitionDir(dir, "t/0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, dir, b, p := ftSegmented(t)
 			defer p.Close()
 			p.segs = slices.Delete(slices.Clone(p.segs), 1, 2)
 			it, err := p.Read(0)
@@ -1067,15 +1059,7 @@ func TestFollowTopicDeletedAndBack(t *testing.T) {
 // listing may lack segments after it that went too.
 func TestVerifyListingTornByRetention(t *testing.T) {
 	for _, deleted := range []bool{false, true} {
-		s, dir := ftStore(t)
-		w := ftWriter(t, s, 1<<10)
-		ftAppend(t, w, 0, 100)
-		w.Close()
-		b := ftBases(t, dir)
-		p, err := OpenPartitionDir(dir, "t/0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, dir, b, p := ftSegmented(t)
 		torn := []segment{p.segs[0], p.segs[2]} // the listing lacks the second
 		var findings []Finding
 		pe := verifyPartitionEmitter{p: p, sh: &verifyShared{}, report: &VerifyReport{}, emit: func(f Finding) error {
@@ -1119,4 +1103,19 @@ func ftOneWarning(t *testing.T, warns *ftWarnings, want string) {
 	if ws := warns.all(); len(ws) != 1 || ws[0] != want {
 		t.Fatalf("warnings %q, want [%q]", ws, want)
 	}
+}
+
+// ftSegmented is a partition of offsets 0..99 in segments of 1 KiB, opened:
+// its store, directory and segments' base offsets.
+func ftSegmented(t *testing.T) (*Store, string, []uint64, *Partition) {
+	t.Helper()
+	s, dir := ftStore(t)
+	w := ftWriter(t, s, 1<<10)
+	ftAppend(t, w, 0, 100)
+	w.Close()
+	p, err := OpenPartitionDir(dir, "t/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir, ftBases(t, dir), p
 }

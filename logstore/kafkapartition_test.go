@@ -742,7 +742,6 @@ func (l *kpLog) wantOffset2(seg, b int) uint64 { return uint64(l.segs[seg].base)
 // between them as a gap only while the one named is still there, else
 // lists again and reads what is left, or says the offsets are gone.
 func TestKafkaReadListingTornByRetention(t *testing.T) {
-	exts := []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt}
 	for _, tc := range []struct {
 		name    string
 		whole   bool  // the listing has segment 1 after all
@@ -756,37 +755,16 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 		{name: "listing whole, both deleted", whole: true, deleted: []int{0, 1}, want: []int{0}, gone: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newKPLog(t)
-			for s := range 3 {
-				l.roll(200)
-				l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
-			}
-			l.write()
-			// The listing lacks segment 1: its files are elsewhere while
-			// the partition is opened and reading begins.
-			aside := t.TempDir()
+			l, p := kpThreeSegments(t)
 			if !tc.whole {
-				kpMoveSegment(t, l, 1, l.dir, aside)
-			}
-			p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
-			if err != nil {
-				t.Fatal(err)
+				p = kpTornListing(t, l, 1)
 			}
 			it, err := p.Records(0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer it.Close()
-			if !tc.whole {
-				kpMoveSegment(t, l, 1, aside, l.dir)
-			}
-			for _, s := range tc.deleted {
-				for _, ext := range exts {
-					if err := os.Remove(l.path(s, ext)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			kpDeleteSegments(t, l, tc.deleted)
 			var got, want []uint64
 			for it.Next() {
 				got = append(got, it.Record().Offset)
@@ -815,7 +793,6 @@ func TestKafkaReadListingTornByRetention(t *testing.T) {
 // after one deleted since its check (the listing may lack what went with
 // it); only while it is still there are they lost data.
 func TestKafkaVerifyUnderRetention(t *testing.T) {
-	exts := []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt}
 	for _, tc := range []struct {
 		name     string
 		torn     bool  // the listing lacks segment 1
@@ -828,28 +805,9 @@ func TestKafkaVerifyUnderRetention(t *testing.T) {
 		{name: "second deleted before its check", deleted: []int{0, 1}, want: []logstore.FindingKind{logstore.FindingSegmentGone}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newKPLog(t)
-			for s := range 3 {
-				l.roll(200)
-				l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
-			}
-			p := l.write()
+			l, p := kpThreeSegments(t)
 			if tc.torn {
-				aside := t.TempDir()
-				for _, ext := range exts {
-					if err := os.Rename(l.path(1, ext), filepath.Join(aside, ext)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				var err error
-				if p, err = logstore.OpenKafkaPartition(l.dir, "orders-0"); err != nil {
-					t.Fatal(err)
-				}
-				for _, ext := range exts {
-					if err := os.Rename(filepath.Join(aside, ext), l.path(1, ext)); err != nil {
-						t.Fatal(err)
-					}
-				}
+				p = kpTornListing(t, l, 1)
 			}
 			var got []logstore.FindingKind
 			checked := 0
@@ -862,13 +820,7 @@ func TestKafkaVerifyUnderRetention(t *testing.T) {
 					if checked++; checked > 1 {
 						return
 					}
-					for _, s := range tc.deleted {
-						for _, ext := range exts {
-							if err := os.Remove(l.path(s, ext)); err != nil {
-								t.Fatal(err)
-							}
-						}
-					}
+					kpDeleteSegments(t, l, tc.deleted)
 				}})
 			if err != nil || !rep.Complete {
 				t.Fatalf("err %v, complete %v", err, rep.Complete)
@@ -918,18 +870,8 @@ func kpSwap(t *testing.T, l *kpLog, segs []int, txnIndex []byte) {
 // the listing lacking the one after it: the new file holds what followed,
 // and is read, not passed over as a gap.
 func TestKafkaReadSegmentReplacedUnderItsName(t *testing.T) {
-	l := newKPLog(t)
-	for s := range 3 {
-		l.roll(200)
-		l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
-	}
-	l.write()
-	kpMoveSegment(t, l, 1, l.dir, t.TempDir())
-	p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	it, err := p.Records(0)
+	l, _ := kpThreeSegments(t)
+	it, err := kpTornListing(t, l, 1).Records(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -991,5 +933,42 @@ func TestKafkaReadCommittedAfterRelist(t *testing.T) {
 	}
 	if want := []uint64{3, 4, 5, 6, 7, 9}; !slices.Equal(got, want) || it.Err() != nil {
 		t.Errorf("read %v, err %v; want %v", got, it.Err(), want)
+	}
+}
+
+// kpThreeSegments is a partition of three segments of four records each.
+func kpThreeSegments(t *testing.T) (*kpLog, *logstore.KafkaPartition) {
+	l := newKPLog(t)
+	for s := range 3 {
+		l.roll(200)
+		l.add(kpBatch{codec: kafka.CodecNone, pid: -1, recs: kpRecords(4, fmt.Sprintf("s%d", s))}, false)
+	}
+	return l, l.write()
+}
+
+// kpTornListing opens l's partition with a listing that lacks segment
+// seg, as one made while a broker deletes can: its files are elsewhere
+// while the partition is opened, then back.
+func kpTornListing(t *testing.T, l *kpLog, seg int) *logstore.KafkaPartition {
+	t.Helper()
+	aside := t.TempDir()
+	kpMoveSegment(t, l, seg, l.dir, aside)
+	p, err := logstore.OpenKafkaPartition(l.dir, "orders-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kpMoveSegment(t, l, seg, aside, l.dir)
+	return p
+}
+
+// kpDeleteSegments deletes the segments segs as retention does.
+func kpDeleteSegments(t *testing.T, l *kpLog, segs []int) {
+	t.Helper()
+	for _, s := range segs {
+		for _, ext := range []string{kafka.LogExt, kafka.IndexExt, kafka.TimeIndexExt} {
+			if err := os.Remove(l.path(s, ext)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -75,7 +73,7 @@ func (p *KafkaPartition) Verify(_, _ int, opts VerifyOptions) (VerifyReport, err
 	var errs []error
 	prevEnd := int64(-1)
 	for i := range p.segs {
-		if i > 0 && prevEnd >= 0 && p.segs[i].Base > uint64(prevEnd) && kafkaLogGone(p.segs[i-1].Log) {
+		if i > 0 && prevEnd >= 0 && p.segs[i].Base > uint64(prevEnd) && fileGone(p.segs[i-1].Log) {
 			// Deleted since it was checked, and the listing may lack
 			// segments after it that went too: the offsets between are
 			// retention's, not lost data. Nothing is said of the boundary.
@@ -86,7 +84,7 @@ func (p *KafkaPartition) Verify(_, _ int, opts VerifyOptions) (VerifyReport, err
 			prevEnd = -1
 		}
 		res, err := p.verifySegment(i, prevEnd, jobs)
-		if err != nil && kafkaLogGone(p.segs[i].Log) {
+		if err != nil && fileGone(p.segs[i].Log) {
 			// Its index files went with it: nothing to say about them.
 			res = &kafkaVerified{end: -1, log: []Finding{{Severity: SeverityNote, Kind: FindingSegmentGone, Partition: p.name, Path: p.segs[i].Log, Pos: -1,
 				Offset: int64(min(p.segs[i].Base, math.MaxInt64)), Reason: "segment deleted while the check ran (by the broker's retention?): not checked"}}}
@@ -113,13 +111,6 @@ func (p *KafkaPartition) Verify(_, _ int, opts VerifyOptions) (VerifyReport, err
 		}
 	}
 	return rep, errors.Join(errs...)
-}
-
-// kafkaLogGone reports whether the .log at path has been deleted (or
-// renamed to .deleted, as a broker does) since the partition was listed.
-func kafkaLogGone(path string) bool {
-	_, err := os.Lstat(path)
-	return errors.Is(err, fs.ErrNotExist)
 }
 
 // kafkaVerified is what checking one segment found.

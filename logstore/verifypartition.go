@@ -147,11 +147,10 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 	if res.records > 0 && res.firstOff < base {
 		start = res.firstOff
 	}
-	if start > prev.next && pe.prevGone() {
+	if prevPath := pe.prevSeg.path(format.LogExt); start > prev.next && fileGone(prevPath) {
 		// Retention deleted it since it was checked, and the listing may
 		// lack segments after it that went too (stableSegments): the
 		// offsets between are retention's, not lost data.
-		prevPath := pe.prevSeg.path(format.LogExt)
 		if err := pe.send(Finding{Severity: SeverityNote, Kind: FindingSegmentGone, Path: prevPath, Pos: -1, Offset: int64(prev.next),
 			Reason: fmt.Sprintf("segment deleted after it was checked (by a retention sweep?), and with it offsets %d..%d: not checked", prev.next, start-1)}); err != nil {
 			return err
@@ -184,10 +183,11 @@ func (pe *verifyPartitionEmitter) boundary(job *verifyJob, res *verifyResult) er
 	return nil
 }
 
-// prevGone reports whether the segment before has been deleted since the
-// partition was listed.
-func (pe *verifyPartitionEmitter) prevGone() bool {
-	_, err := os.Lstat(pe.prevSeg.path(format.LogExt))
+// fileGone reports whether the file at path has been deleted (or renamed
+// away, as a Kafka broker renames to .deleted) since its directory was
+// listed.
+func fileGone(path string) bool {
+	_, err := os.Lstat(path)
 	return errors.Is(err, fs.ErrNotExist)
 }
 
