@@ -32,12 +32,17 @@ var (
 // SegmentName is the file name of a segment's file with the given extension.
 func SegmentName(base uint64, ext string) string {
 	var b [baseDigits + len(TimeIndexExt)]byte
-	digits := strconv.AppendUint(b[:0], base, 10)
-	n := copy(b[baseDigits-len(digits):], digits) // right-aligned in place
-	for i := range baseDigits - n {
-		b[i] = '0'
+	return string(AppendSegmentName(b[:0], base, ext))
+}
+
+// AppendSegmentName appends SegmentName(base, ext) to b.
+func AppendSegmentName(b []byte, base uint64, ext string) []byte {
+	var digits [baseDigits]byte
+	d := strconv.AppendUint(digits[:0], base, 10)
+	for range baseDigits - len(d) {
+		b = append(b, '0')
 	}
-	return string(append(b[:baseDigits], ext...))
+	return append(append(b, d...), ext...)
 }
 
 // ParseSegmentName splits a segment file name into base offset and extension.

@@ -27,6 +27,9 @@ func TestSegmentNameRoundTrip(t *testing.T) {
 		if got := format.SegmentName(tc.base, tc.ext); got != tc.name {
 			t.Errorf("SegmentName(%d, %q) = %q, want %q", tc.base, tc.ext, got, tc.name)
 		}
+		if got := string(format.AppendSegmentName([]byte("dir/"), tc.base, tc.ext)); got != "dir/"+tc.name {
+			t.Errorf("AppendSegmentName(\"dir/\", %d, %q) = %q, want %q", tc.base, tc.ext, got, "dir/"+tc.name)
+		}
 		base, ext, err := format.ParseSegmentName(tc.name)
 		if err != nil || base != tc.base || ext != tc.ext {
 			t.Errorf("ParseSegmentName(%q) = %d, %q, %v; want %d, %q", tc.name, base, ext, err, tc.base, tc.ext)

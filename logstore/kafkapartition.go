@@ -59,7 +59,7 @@ var _ RecordIterator = (*kafkaRecords)(nil)
 // messages call it. Files being deleted or replaced by a broker (.deleted,
 // .cleaned, .swap) are not segments.
 func OpenKafkaPartition(dir, name string) (*KafkaPartition, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := fsx.ListDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", name, ErrPartitionNotFound)

@@ -260,3 +260,54 @@ func TestIndexNotRegular(t *testing.T) {
 }
 
 const seg5 = "00000000000000000005"
+
+// What a listing finds not regular is reported in name order, whatever
+// order the file system lists the directory in: the lowest such .log is
+// the error, and the indexes read without are sorted.
+func TestNotRegularInNameOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t", "0")
+	var segs []swSegment
+	for b := uint64(0); b < 40; b += 5 {
+		segs = append(segs, vfSeg(b, b+5, 1))
+	}
+	swWritePartition(t, dir, segs...)
+	var want []string
+	for _, b := range []uint64{35, 5, 20, 10, 30, 25} {
+		idx := vfPath(dir, b, ".index")
+		if err := os.Remove(idx); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(idx, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, idx)
+	}
+	slices.Sort(want)
+	p, err := logstore.OpenPartitionDir(dir, "t/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, odd := range p.IgnoredIndexes() {
+		got = append(got, odd.Path)
+	}
+	p.Close()
+	if !slices.Equal(got, want) {
+		t.Errorf("IgnoredIndexes: %v, want %v", got, want)
+	}
+
+	for _, b := range []uint64{30, 10, 25, 15} {
+		log := vfPath(dir, b, ".log")
+		if err := os.Remove(log); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(log, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = logstore.OpenPartitionDir(dir, "t/0")
+	var odd *logstore.NotRegularError
+	if !errors.As(err, &odd) || odd.Path != vfPath(dir, 10, ".log") {
+		t.Errorf("OpenPartitionDir: %v, want the refusal of %s", err, vfPath(dir, 10, ".log"))
+	}
+}

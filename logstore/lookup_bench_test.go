@@ -15,25 +15,25 @@ import (
 // segments or records beyond O(log n), so like must be close to like: the
 // three cold rows (files opened per lookup), and the kept-open rows while
 // the segments fit the Partition's open files (1 and 100; 10 000 do not,
-// so most of its lookups open files, like a cold one).
+// so most of its lookups open files, like a cold one). The new rows open
+// the partition for each lookup, as a command does: listing it, and
+// finding the ends of the segments before the one read (its floor).
 //
 //	go test ./logstore -run XXX -bench Lookup -benchtime 20000x
 func BenchmarkLookup(b *testing.B) {
 	const total = 200_000
 	value := bytes.Repeat([]byte("0123456789"), 10)
+	const kept, cold, opened = "", "/cold", "/new"
 	for _, c := range []struct {
 		nseg int
-		cold bool
-	}{{1, false}, {100, false}, {10_000, false}, {1, true}, {100, true}, {10_000, true}} {
+		mode string
+	}{{1, kept}, {100, kept}, {10_000, kept}, {1, cold}, {100, cold}, {10_000, cold}, {1, opened}, {100, opened}} {
 		nseg := c.nseg
-		name := fmt.Sprintf("segments=%d", nseg)
-		if c.cold {
-			// A closed Partition keeps no file open: every lookup opens
-			// the segment's .log and .index, as the first lookup in a
-			// segment does, and as most do in a partition of more
-			// segments than it keeps open (10 000 here).
-			name += "/cold"
-		}
+		// cold: a closed Partition keeps no file open, so every lookup
+		// opens the segment's .log and .index, as the first lookup in a
+		// segment does, and as most do in a partition of more segments
+		// than it keeps open (10 000 here).
+		name := fmt.Sprintf("segments=%d%s", nseg, c.mode)
 		b.Run(name, func(b *testing.B) {
 			// Written by the spec writer, index interval 1: setting up 30 000
 			// files through logstore's Writer would take longer than the
@@ -51,7 +51,7 @@ func BenchmarkLookup(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if c.cold {
+			if c.mode != kept {
 				p.Close()
 			}
 			rng := rand.New(rand.NewPCG(1, uint64(nseg)))
@@ -63,6 +63,11 @@ func BenchmarkLookup(b *testing.B) {
 			for b.Loop() {
 				o := offsets[i&(len(offsets)-1)]
 				i++
+				if c.mode == opened {
+					if p, err = logstore.OpenPartitionDir(dir, "bench"); err != nil {
+						b.Fatal(err)
+					}
+				}
 				it, err := p.Read(o)
 				if err != nil {
 					b.Fatal(err)
@@ -75,6 +80,9 @@ func BenchmarkLookup(b *testing.B) {
 				}
 				if err := it.Close(); err != nil {
 					b.Fatal(err)
+				}
+				if c.mode == opened {
+					p.Close()
 				}
 			}
 		})

@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -29,7 +31,20 @@ func (s segment) path(ext string) string {
 	if s.stem != "" {
 		return filepath.Join(s.dir, s.stem+ext)
 	}
-	return filepath.Join(s.dir, format.SegmentName(s.base, ext))
+	d := s.dir
+	if d == "" || d == "." || d[len(d)-1] == '/' || filepath.Clean(d) != d {
+		return filepath.Join(d, format.SegmentName(s.base, ext))
+	}
+	// What Join gives, built in one allocation: scans open several
+	// files of every segment.
+	var buf [32]byte
+	name := format.AppendSegmentName(buf[:0], s.base, ext)
+	var b strings.Builder
+	b.Grow(len(d) + 1 + len(name))
+	b.WriteString(d)
+	b.WriteByte(filepath.Separator)
+	b.Write(name)
+	return b.String()
 }
 
 // listSegments returns the segments of a partition directory (those with a
@@ -49,7 +64,7 @@ func listSegments(dir string) ([]segment, error) {
 // reader, and the index files that are not regular files, which a reader
 // goes on without (an index is a hint) and names.
 func readSegments(dir string) ([]segment, []*NotRegularError, error) {
-	return stableSegments(dir, func() ([]os.DirEntry, error) { return os.ReadDir(dir) })
+	return stableSegments(dir, func() ([]os.DirEntry, error) { return fsx.ListDir(dir) })
 }
 
 // stableSegments lists a partition directory's segments with read, again
@@ -110,6 +125,7 @@ func tornListing(first, later []segment) bool {
 func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularError, error) {
 	var segs []segment
 	var odd []*NotRegularError
+	var badLog *NotRegularError
 	for _, e := range entries {
 		base, ext, err := format.ParseSegmentName(e.Name())
 		if err != nil || e.Type().IsRegular() {
@@ -119,21 +135,19 @@ func segmentsIn(dir string, entries []os.DirEntry) ([]segment, []*NotRegularErro
 			continue
 		}
 		nr := fsx.NewNotRegularError(filepath.Join(dir, e.Name()), e.Type())
-		if ext == format.LogExt {
-			return nil, nil, nr
+		if ext != format.LogExt {
+			odd = append(odd, nr)
+		} else if badLog == nil || nr.Path < badLog.Path {
+			badLog = nr
 		}
-		odd = append(odd, nr)
 	}
-	// ReadDir sorts by name, and 20-digit names sort as their numbers do.
-	slices.SortFunc(segs, func(a, b segment) int {
-		switch {
-		case a.base < b.base:
-			return -1
-		case a.base > b.base:
-			return 1
-		}
-		return 0
-	})
+	if badLog != nil {
+		return nil, nil, badLog
+	}
+	// The listing is in the file system's order; names are compared as
+	// os.ReadDir would sort them, so what is reported does not depend on it.
+	slices.SortFunc(segs, func(a, b segment) int { return cmp.Compare(a.base, b.base) })
+	slices.SortFunc(odd, func(a, b *NotRegularError) int { return strings.Compare(a.Path, b.Path) })
 	return segs, odd, nil
 }
 
@@ -278,14 +292,16 @@ func guessEnds(segs []segment, floor uint64, ends []guessedEnd) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for k := int(next.Add(1) - 1); k < len(segs); k = int(next.Add(1) - 1) {
-				guess(k)
-			}
-		})
+	work := func() {
+		for k := int(next.Add(1) - 1); k < len(segs); k = int(next.Add(1) - 1) {
+			guess(k)
+		}
 	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
 

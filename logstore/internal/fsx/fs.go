@@ -287,15 +287,15 @@ func OpenIndexAt(dfd int, name, path string) (*ReadFile, int64, error) {
 		}
 		return nil, 0, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = NewNotRegularError(path, fi.Mode())
+	st, err := f.fstat()
+	if info := (statInfo{st: st}); err == nil && !info.Mode().IsRegular() {
+		err = NewNotRegularError(path, info.Mode())
 	}
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	return f, fi.Size(), nil
+	return f, st.Size, nil
 }
 
 // AsRegular returns f, open as path, and its size when it is a regular

@@ -65,6 +65,21 @@ func (f *ReadFile) ReadAt(b []byte, off int64) (int, error) {
 
 // Stat describes the open file.
 func (f *ReadFile) Stat() (fs.FileInfo, error) {
+	st, err := f.fstat()
+	if err != nil {
+		return nil, err
+	}
+	return statInfo{name: f.name, st: st}, nil
+}
+
+// Size is the open file's size, asked anew: Stat without the
+// fs.FileInfo, for the scans that ask it of every segment they open.
+func (f *ReadFile) Size() (int64, error) {
+	st, err := f.fstat()
+	return st.Size, err
+}
+
+func (f *ReadFile) fstat() (unix.Stat_t, error) {
 	var st unix.Stat_t
 	for {
 		err := unix.Fstat(f.fd, &st)
@@ -72,9 +87,9 @@ func (f *ReadFile) Stat() (fs.FileInfo, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &os.PathError{Op: "stat", Path: f.name, Err: err}
+			return st, &os.PathError{Op: "stat", Path: f.name, Err: err}
 		}
-		return statInfo{name: f.name, st: st}, nil
+		return st, nil
 	}
 }
 
@@ -130,4 +145,16 @@ func (s statInfo) Mode() fs.FileMode {
 		m |= fs.ModeSticky
 	}
 	return m
+}
+
+// ListDir is the entries of directory dir in the order the file system
+// keeps them: os.ReadDir without its sort by name, for listings whose
+// callers order what they pick out of them (a partition's segments).
+func ListDir(dir string) ([]os.DirEntry, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadDir(-1)
 }

@@ -87,11 +87,11 @@ func (x *Index) firstAndLast() (first, last format.IndexEntry, err error) {
 // refresh takes in entries appended since the index was opened, and
 // reports whether there are any.
 func (x *Index) refresh() bool {
-	fi, err := x.f.Stat()
-	if err != nil || fi.Size()/format.IndexEntryLen <= x.n {
+	size, err := fileSize(x.f)
+	if err != nil || size/format.IndexEntryLen <= x.n {
 		return false
 	}
-	x.n = fi.Size() / format.IndexEntryLen
+	x.n = size / format.IndexEntryLen
 	return true
 }
 

@@ -61,12 +61,27 @@ func (r *reader) firstRead(n int64) {
 
 // statSize asks the file's size (a writer may have appended since).
 func (r *reader) statSize() (int64, error) {
-	fi, err := r.f.Stat()
+	size, err := fileSize(r.f)
 	if err != nil {
 		return 0, err
 	}
-	r.size = fi.Size()
+	r.size = size
 	return r.size, nil
+}
+
+// sizer is a File that tells its size without an fs.FileInfo to allocate.
+type sizer interface{ Size() (int64, error) }
+
+// fileSize is f's size now.
+func fileSize(f File) (int64, error) {
+	if s, ok := f.(sizer); ok {
+		return s.Size()
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // holds reports whether the file holds bytes up to end, asking its size
