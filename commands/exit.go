@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -179,17 +180,24 @@ func exitHelp(name string) string {
 	var b strings.Builder
 	b.WriteString("\nEXIT STATUS:\n")
 	for _, e := range exitsOf(name) {
-		line := fmt.Sprintf("   %d  ", e.code)
-		for _, w := range strings.Fields(e.when) {
-			if len(line)+1+len(w) > 80 && strings.TrimSpace(line) != "" {
-				b.WriteString(strings.TrimRight(line, " ") + "\n")
-				line = "      "
-			} else if !strings.HasSuffix(line, " ") {
-				line += " "
+		lead := "   " + strconv.Itoa(e.code) + "  "
+		b.WriteString(lead)
+		col, first := len(lead), true
+		for w := range strings.FieldsSeq(e.when) {
+			switch {
+			case first:
+			case col+1+len(w) > 80:
+				b.WriteString("\n      ")
+				col = 6
+			default:
+				b.WriteByte(' ')
+				col++
 			}
-			line += w
+			b.WriteString(w)
+			col += len(w)
+			first = false
 		}
-		b.WriteString(line + "\n")
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
