@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +54,9 @@ func TestReadFileReadsAndDescribesAsOSFile(t *testing.T) {
 	if fi.Size() != want.Size() || fi.Mode() != want.Mode() || !fi.ModTime().Equal(want.ModTime()) || fi.IsDir() {
 		t.Errorf("Stat = size %d mode %v time %v; os.Stat: %d %v %v", fi.Size(), fi.Mode(), fi.ModTime(), want.Size(), want.Mode(), want.ModTime())
 	}
+	if size, err := f.Size(); size != want.Size() || err != nil {
+		t.Errorf("Size = %d, %v; os.Stat: %d", size, err, want.Size())
+	}
 	if f.Name() != path {
 		t.Errorf("Name = %q, want %q", f.Name(), path)
 	}
@@ -96,5 +101,45 @@ func TestOpenIndexRefusesOthers(t *testing.T) {
 	}
 	if _, _, err := OpenIndex(filepath.Join(dir, "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenIndex(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+func TestListDir(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for _, name := range []string{"b.log", "a.index", "c", "00000000000000000007.log"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, "sub")
+	entries, err := ListDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+		if isDir := e.Name() == "sub"; e.IsDir() != isDir {
+			t.Errorf("%s: IsDir %v", e.Name(), e.IsDir())
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("ListDir: %v, want %v", got, want)
+	}
+
+	missing := filepath.Join(dir, "missing")
+	if _, err := ListDir(missing); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("ListDir of a missing directory: %v", err)
+	}
+	file := filepath.Join(dir, "c")
+	if _, err := ListDir(file); !errors.Is(err, unix.ENOTDIR) || !strings.Contains(err.Error(), file) {
+		t.Errorf("ListDir of a file: %v", err)
 	}
 }
