@@ -48,10 +48,27 @@ func (o offsetSpec) start(name string, e logstore.Extent, last func(logstore.Ext
 		from, err := last(e, o.n)
 		return from, false, err
 	case "at":
-		if o.n < e.Start || o.n > e.Next {
-			return 0, false, &logstore.OffsetRangeError{Partition: name, Offset: o.n, Start: e.Start, Next: e.Next}
-		}
-		return o.n, false, nil
+		return o.n, false, e.Check(name, o.n)
 	}
 	return e.Start, false, nil
+}
+
+// startIn is start in l, whose Extent it finds. A seglog partition read
+// from its beginning or from an offset needs none of it: its end takes
+// the end of every segment to find (Partition.CheckOffset).
+func (o offsetSpec) startIn(l logstore.Log) (from uint64, none bool, err error) {
+	if p, ok := l.(*logstore.Partition); ok {
+		switch o.kind {
+		case "beginning":
+			from, err := p.Start()
+			return from, false, err
+		case "at":
+			return o.n, false, p.CheckOffset(o.n)
+		}
+	}
+	e, err := l.Extent()
+	if err != nil {
+		return 0, false, err
+	}
+	return o.start(l.Name(), e, startOfLast(l))
 }

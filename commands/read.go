@@ -317,13 +317,13 @@ func partitionsWithout(e *env, refs []partitionRef, n uint64) (map[int]bool, err
 		if err != nil {
 			return nil, err
 		}
-		ext, err := l.Extent()
+		_, _, err = offsetSpec{kind: "at", n: n}.startIn(l)
 		l.Close()
-		if err != nil {
+		var out *logstore.OffsetRangeError
+		if errors.As(err, &out) {
+			without = append(without, offsetRange{ref.partition, out.Start, out.Next})
+		} else if err != nil {
 			return nil, err
-		}
-		if n < ext.Start || n > ext.Next {
-			without = append(without, offsetRange{ref.partition, ext.Start, ext.Next})
 		}
 	}
 	topic := refs[0].topic
@@ -481,11 +481,18 @@ func openPartitionReader(e *env, gt *groupTracker, ref partitionRef, o *readOpti
 		}
 	}()
 	warnIgnored(e, l)
-	ext, err := l.Extent()
-	if err != nil {
-		return nil, err
+	// Only a group needs the partition's whole extent (where it ends);
+	// without one the start is found from what is read (offsetSpec.startIn).
+	var ext logstore.Extent
+	var from uint64
+	var none bool
+	if gt.grouped() {
+		if ext, err = l.Extent(); err == nil {
+			from, none, err = o.offset.start(l.Name(), ext, startOfLast(l))
+		}
+	} else {
+		from, none, err = o.offset.startIn(l)
 	}
-	from, none, err := o.offset.start(l.Name(), ext, startOfLast(l))
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +500,7 @@ func openPartitionReader(e *env, gt *groupTracker, ref partitionRef, o *readOpti
 		l.Close()
 		return nil, nil
 	}
-	if ext.Full && gt.grouped() {
+	if ext.Full {
 		return nil, errFullPartition(l.Name(), "read --group")
 	}
 	it, err := readFrom(l, gt, ref, *o, from, ext)

@@ -445,6 +445,7 @@ func checkAgreement(a *agreement, src string, want *agreeWant) {
 	checkReads(a, p, read, valid, first, start, next)
 	checkVerify(a, ver, valid, first)
 	checkDescribe(a, p, valid, start, next, segs)
+	checkOffsetChecks(a, root, start, next, valid, segs)
 	checkAppend(a, src, want, read, next, corruption)
 	checkDryRun(a, src, first)
 	checkSalvage(a, src, read, next, ver)
@@ -520,6 +521,41 @@ func checkVerify(a *agreement, ver agreeVerify, valid []uint64, first *agreeDama
 	a.check("verify-crc", sameDamage(firstDamage(ver.damages), first), "first damage %v, want %v", firstDamage(ver.damages), first)
 	for i, d := range ver.damages {
 		a.check("verify-crc", d.Class == segfile.Corrupt || i == len(ver.damages)-1, "an incomplete tail before other damage: %v", d)
+	}
+}
+
+// checkOffsetChecks: read --offset N's check (CheckOffset, which finds
+// the ends of segments only up to N's) and read's start (Start, the first
+// segment alone) agree with describe's bounds, each on a partition opened
+// for it as a command opens it, with no floors known yet.
+func checkOffsetChecks(a *agreement, root string, start, next uint64, valid, segs []uint64) {
+	fresh := func() *logstore.Partition {
+		p, err := logstore.Open(root).OpenPartition(agreeTopic, 0)
+		if err != nil {
+			a.tb.Fatal(err)
+		}
+		return p
+	}
+	p := fresh()
+	got, err := p.Start()
+	p.Close()
+	a.check("read", err == nil && got == start, "Start %d, %v; describe's %d", got, err, start)
+	ns := []uint64{0, start, next, math.MaxUint64}
+	for _, o := range slices.Concat(valid, segs, []uint64{start, next}) {
+		ns = append(ns, o-1, o, o+1) // wrapping at 0 and 2^64-1 is wanted
+	}
+	slices.Sort(ns)
+	for _, n := range slices.Compact(ns) {
+		p := fresh()
+		err := p.CheckOffset(n)
+		p.Close()
+		var out *logstore.OffsetRangeError
+		if in := n >= start && n <= next; in {
+			a.check("read --offset", err == nil, "CheckOffset(%d): %v; describe's range is %d..%d", n, err, start, next)
+		} else {
+			a.check("read --offset", errors.As(err, &out) && out.Start == start && out.Next == next,
+				"CheckOffset(%d): %v; want it out of the range %d..%d", n, err, start, next)
+		}
 	}
 }
 

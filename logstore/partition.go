@@ -177,6 +177,16 @@ type Extent struct {
 	Full        bool
 }
 
+// Check is nil when offset n is in the range, from Start to Next (reading
+// from Next waits for what comes), else an *OffsetRangeError naming
+// partition.
+func (e Extent) Check(partition string, n uint64) error {
+	if n < e.Start || n > e.Next {
+		return &OffsetRangeError{Partition: partition, Offset: n, Start: e.Start, Next: e.Next}
+	}
+	return nil
+}
+
 // Past reports whether off lies after the partition's last record.
 func (e Extent) Past(off uint64) bool { return off >= e.Next && !(e.Full && off == e.Next) }
 
@@ -319,20 +329,74 @@ func (p *Partition) extentOf() (Extent, error) {
 	if err != nil {
 		return Extent{}, err
 	}
-	e := Extent{Start: segs[0].base, Next: max(end.Next, floor), Full: end.Full}
-	first := active
-	if i > 0 {
-		var closeFirst func()
-		if first, closeFirst, err = openSegfileSegment(segs[0], 0, false); err != nil {
-			return Extent{}, err
-		}
-		defer closeFirst()
-	}
-	h, ok, err := firstValid(first, -1)
-	if ok {
-		e.Start = min(e.Start, h.Offset)
+	e := Extent{Next: max(end.Next, floor), Full: end.Full}
+	if i == 0 {
+		e.Start, err = startIn(active)
+	} else {
+		e.Start, err = p.startOf(segs[0])
 	}
 	return e, err
+}
+
+// Start is the first offset the partition holds (Extent's Start), found
+// from its first segment alone.
+func (p *Partition) Start() (uint64, error) {
+	if len(p.segs) == 0 {
+		return 0, nil
+	}
+	start, err := p.startOf(p.segs[0])
+	if errors.Is(err, fs.ErrNotExist) {
+		// Deleted by a sweep since the segments were listed.
+		e, err := p.Extent()
+		return e.Start, err
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p.name, err)
+	}
+	return start, nil
+}
+
+// startOf is the start of a partition whose first segment is seg.
+func (p *Partition) startOf(seg segment) (uint64, error) {
+	first, closeFirst, err := openSegfileSegment(seg, 0, len(p.segs) == 1)
+	if err != nil {
+		return 0, err
+	}
+	defer closeFirst()
+	return startIn(first)
+}
+
+// startIn is the start of a partition whose first segment is first: its
+// base offset, or its first valid record's when that is below it (the
+// segment is misnamed).
+func startIn(first segfile.Segment) (uint64, error) {
+	h, ok, err := firstValid(first, -1)
+	if ok {
+		return min(first.Base, h.Offset), err
+	}
+	return first.Base, err
+}
+
+// CheckOffset is nil when offset n is in the partition's range, from
+// Start to Next (reading from Next waits for what comes), else an
+// *OffsetRangeError. A record read at or after n proves it in range, and
+// takes only the ends of the segments up to n's; only where none is read
+// is the partition's end found, from the end of every segment (Extent).
+func (p *Partition) CheckOffset(n uint64) error {
+	if len(p.segs) > 0 && n >= p.segs[0].base {
+		if it, err := p.Read(n); err == nil {
+			found := it.Next()
+			it.Close()
+			if found {
+				return nil
+			}
+		}
+	}
+	e, err := p.Extent()
+	if err != nil {
+		return err
+	}
+	return e.Check(p.name, n)
 }
 
 // floorOf is segs[i]'s floor (precedingEnd). Floors are kept once found,
