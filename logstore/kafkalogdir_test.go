@@ -2,14 +2,17 @@ package logstore_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -610,5 +613,70 @@ func TestDetectLayoutUnderRetention(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A partition whose first entry is a legacy compressed message set starts
+// at its first inner message, which the wrapper's header does not give
+// (it carries the last one's offset): magic 1's inner offsets are
+// relative to the first, magic 0's are the offsets themselves.
+func TestKafkaLegacyWrapperFirst(t *testing.T) {
+	for _, magic := range []int8{0, 1} {
+		var inner []byte
+		for i, v := range []string{"a", "b", "c"} {
+			off := int64(i) // relative (magic 1) or absolute (magic 0): the same from 0
+			inner = append(inner, kdMessage(magic, off, 0, nil, []byte(v))...)
+		}
+		var zipped bytes.Buffer
+		zw := gzip.NewWriter(&zipped)
+		zw.Write(inner)
+		zw.Close()
+		dir := filepath.Join(t.TempDir(), "legacy-0")
+		kdWrite(t, filepath.Join(dir, "00000000000000000000.log"),
+			append(kdMessage(magic, 2, 1, nil, zipped.Bytes()), kdMessage(magic, 3, 0, nil, []byte("d"))...))
+		p, err := logstore.OpenKafkaPartition(dir, "legacy-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, err := p.Extent(); err != nil || e.Start != 0 || e.Next != 4 {
+			t.Errorf("magic %d: Extent %+v, %v; want 0..3", magic, e, err)
+		}
+		it, err := p.Records(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for it.Next() {
+			got = append(got, fmt.Sprintf("%d:%s", it.Record().Offset, it.Record().Value))
+		}
+		if want := []string{"0:a", "1:b", "2:c", "3:d"}; !slices.Equal(got, want) || it.Err() != nil {
+			t.Errorf("magic %d: read %v, %v; want %v", magic, got, it.Err(), want)
+		}
+		it.Close()
+		p.Close()
+	}
+}
+
+// describe counts a Kafka partition's records from batch headers: an
+// upper bound (RecordsFromIndex), and never more than the offsets a batch
+// holds in the partition's range, whatever its count field says.
+func TestKafkaStatsCountFromHeaders(t *testing.T) {
+	lying := kdBatch(0, 0, "a")
+	binary.BigEndian.PutUint32(lying[23:], 0x7ffffffe) // last offset delta
+	binary.BigEndian.PutUint32(lying[57:], 0x7fffffff) // records count
+	binary.BigEndian.PutUint32(lying[17:], crc32.Checksum(lying[21:], crc32.MakeTable(crc32.Castagnoli)))
+	dir := filepath.Join(t.TempDir(), "t-0")
+	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), append(lying, kdBatch(100, 0, "b")...))
+	p, err := logstore.OpenKafkaPartition(dir, "t-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	st, err := p.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.RecordsFromIndex || st.Records > st.Next-st.Start+1 || st.Records < 2 {
+		t.Errorf("Stats %+v: want at most %d records, marked as counted from headers", st, st.Next-st.Start+1)
 	}
 }

@@ -177,7 +177,7 @@ func (p *KafkaPartition) firstBase() (uint64, error) {
 	defer ks.close()
 	for {
 		if ks.sc.Next() {
-			return uint64(ks.sc.Batch().BaseOffset()), nil
+			return uint64(firstOffset(ks.sc.Batch())), nil
 		}
 		if err := ks.sc.Err(); err != nil {
 			return 0, p.ioError(seg.Log, err)
@@ -186,6 +186,20 @@ func (p *KafkaPartition) firstBase() (uint64, error) {
 			return seg.Base, nil
 		}
 	}
+}
+
+// firstOffset is the offset of b's first record. A legacy compressed
+// message's header gives only its last offset: its inner messages tell
+// the first, unless they are damaged (reading them will say so).
+func firstOffset(b *segfile.KafkaBatch) int64 {
+	if b.Legacy() && b.Codec() != kafka.CodecNone {
+		recs := segfile.NewKafkaRecords(0)
+		defer recs.Close()
+		if recs.Reset(b); recs.Next() {
+			return recs.Offset()
+		}
+	}
+	return b.BaseOffset()
 }
 
 // kafkaEnd is where a segment's valid batches end.

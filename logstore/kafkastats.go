@@ -17,9 +17,10 @@ import (
 // and a legacy compressed message set, whose header does not count its
 // messages, are decompressed, to count them. Damage inside a batch whose
 // header frames goes unseen here, so its records are counted (verify-crc
-// checks them); RecordsFromIndex stays false, the count being exact on a
-// healthy partition. Bytes are the .log files'. There is no writer lock:
-// WriterPid is 0.
+// checks them): a count from record batch headers is, like one from
+// seglog's indexes, an upper bound exact on a healthy partition, and
+// RecordsFromIndex says so. Bytes are the .log files'. There is no writer
+// lock: WriterPid is 0.
 func (p *KafkaPartition) Stats() (PartitionStats, error) {
 	e, err := p.Extent()
 	if err != nil {
@@ -34,7 +35,10 @@ func (p *KafkaPartition) Stats() (PartitionStats, error) {
 			}
 			n, oldest, newest := uint64(1), b.Message.Timestamp, b.Message.Timestamp
 			if !b.Legacy() {
-				n, oldest, newest = uint64(b.Header.RecordsCount), b.Header.BaseTimestamp, b.Header.MaxTimestamp
+				// No more records than offsets it holds in the partition's
+				// range: a count field, or a last offset delta, can lie.
+				n = min(uint64(max(b.Header.RecordsCount, 0)), min(last, st.Next-1)-first+1)
+				oldest, newest = b.Header.BaseTimestamp, b.Header.MaxTimestamp
 				if b.Header.LogAppendTime() {
 					oldest = newest
 				}
@@ -44,6 +48,8 @@ func (p *KafkaPartition) Stats() (PartitionStats, error) {
 				if n, oldest, err = p.countRecords(i, b.Pos, st.Start); err != nil {
 					return err
 				}
+			} else if !b.Legacy() {
+				st.RecordsFromIndex = true
 			}
 			if n == 0 {
 				return nil

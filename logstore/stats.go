@@ -15,9 +15,10 @@ type PartitionStats struct {
 	Full    bool   // the last record has offset 2^64-1: nothing can be appended
 	Records uint64 // valid records held (gaps between segments excluded)
 	// RecordsFromIndex: some segments' records were counted from the
-	// offsets their index vouches for, not read, so Records may include
-	// records lost to damage there (verify-crc reads them): an upper
-	// bound, exact on a healthy partition. Else Records is exact.
+	// offsets their index vouches for (in a Kafka partition, from record
+	// batch headers), not read, so Records may include records lost to
+	// damage there (verify-crc reads them): an upper bound, exact on a
+	// healthy partition. Else Records is exact.
 	RecordsFromIndex bool
 	Segments         int
 	Bytes            int64 // of .log files
