@@ -32,13 +32,19 @@ type covered struct {
 // warnIgnored warns of each index file of a seglog partition that is not
 // a regular file, which reading goes on without.
 func warnIgnored(e *env, l logstore.Log) {
-	p, ok := l.(*logstore.Partition)
+	p, ok := l.(interface {
+		IgnoredIndexes() []*logstore.NotRegularError
+	})
 	if !ok {
 		return
 	}
 	for _, odd := range p.IgnoredIndexes() {
+		advice := odd.Advice()
+		if l.Layout() == logstore.LayoutKafka {
+			advice = "move it out of the partition directory (Kafka rebuilds a missing index on start)"
+		}
 		e.warn("index file %s is not a regular file (%s): reading without it, as an index is only a hint (verify-crc reports it); %s",
-			odd.Path, odd.Kind(), odd.Advice())
+			odd.Path, odd.Kind(), advice)
 	}
 }
 

@@ -167,7 +167,7 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 	var run verifyRun
 	var parts []verifyPart
 	for _, arg := range args {
-		before := len(run.probs)
+		before, named := len(run.probs), len(run.unchecked)
 		ps, err := verifyGather(e, arg, o.partition, &run)
 		var ue *usageError
 		if errors.As(err, &ue) {
@@ -176,9 +176,10 @@ func runVerifyCRC(e *env, o verifyCRCOptions) error {
 		if err != nil {
 			run.probs = append(run.probs, err)
 		}
-		if err != nil || len(ps) == 0 && len(run.probs) > before {
+		if err != nil || len(ps) == 0 && len(run.probs) > before && len(run.unchecked) == named {
 			// A topic without the partitions asked for goes to probs
-			// whole, without parts.
+			// whole, without parts; one whose partitions could not be
+			// opened is named by them.
 			run.unchecked = append(run.unchecked, arg)
 		}
 		parts = append(parts, ps...)

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/format"
 	"github.com/seglog/seglog/format/kafka"
@@ -679,4 +680,61 @@ func TestKafkaStatsCountFromHeaders(t *testing.T) {
 	if !st.RecordsFromIndex || st.Records > st.Next-st.Start+1 || st.Records < 2 {
 		t.Errorf("Stats %+v: want at most %d records, marked as counted from headers", st, st.Next-st.Start+1)
 	}
+}
+
+// A Kafka partition's .log that is not a regular file is an error: left
+// out, its offsets would pass for ones retention removed. An index file
+// that is not one is read without, and named.
+func TestKafkaNotRegular(t *testing.T) {
+	build := func(t *testing.T) string {
+		dir := filepath.Join(t.TempDir(), "t-0")
+		kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), kdBatch(0, 0, "a", "b"))
+		kdWrite(t, filepath.Join(dir, "00000000000000000002.log"), kdBatch(2, 0, "c"))
+		return dir
+	}
+	for _, kind := range []string{"symlink", "fifo", "dir"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := build(t)
+			log := filepath.Join(dir, "00000000000000000002.log")
+			aside := filepath.Join(t.TempDir(), "seg.log")
+			if err := os.Rename(log, aside); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch kind {
+			case "symlink":
+				err = os.Symlink(aside, log)
+			case "fifo":
+				err = unix.Mkfifo(log, 0o644)
+			case "dir":
+				err = os.Mkdir(log, 0o755)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = logstore.OpenKafkaPartition(dir, "t-0")
+			var nr *logstore.NotRegularError
+			if !errors.As(err, &nr) || nr.Path != log {
+				t.Errorf("OpenKafkaPartition: %v, want the refusal of %s", err, log)
+			}
+		})
+	}
+	t.Run("index", func(t *testing.T) {
+		dir := build(t)
+		idx := filepath.Join(dir, "00000000000000000000.index")
+		if err := os.Mkdir(idx, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p, err := logstore.OpenKafkaPartition(dir, "t-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if odd := p.IgnoredIndexes(); len(odd) != 1 || odd[0].Path != idx {
+			t.Errorf("IgnoredIndexes: %v, want %s", odd, idx)
+		}
+		if e, err := p.Extent(); err != nil || e.Start != 0 || e.Next != 3 {
+			t.Errorf("Extent %+v, %v; want 0..2", e, err)
+		}
+	})
 }

@@ -34,7 +34,8 @@ type KafkaPartition struct {
 	dir      string
 	name     string
 	segs     []KafkaSegmentFiles
-	logStart uint64 // SetLogStart's; records below are not the partition's
+	logStart uint64             // SetLogStart's; records below are not the partition's
+	odd      []*NotRegularError // index files read without
 	// noReadAhead keeps its reads and checks from reading and checking
 	// ahead on a second goroutine (segfile.KafkaOptions.ReadAhead), for
 	// tests that compare the two.
@@ -68,9 +69,20 @@ func OpenKafkaPartition(dir, name string) (*KafkaPartition, error) {
 	}
 	files := map[string]bool{}
 	var bases []int64
+	var odd []*NotRegularError
 	for _, e := range entries {
 		fn, err := kafka.ParseFileName(e.Name())
-		if err != nil || fn.Suffix != "" || !e.Type().IsRegular() {
+		if err != nil || fn.Suffix != "" {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			// A segment skipped would pass for offsets retention removed;
+			// an index is a hint, read without.
+			nr := fsx.NewNotRegularError(filepath.Join(dir, e.Name()), e.Type())
+			if fn.Ext == kafka.LogExt {
+				return nil, fmt.Errorf("open partition %s: %w", name, nr)
+			}
+			odd = append(odd, nr)
 			continue
 		}
 		files[e.Name()] = true
@@ -79,7 +91,8 @@ func OpenKafkaPartition(dir, name string) (*KafkaPartition, error) {
 		}
 	}
 	slices.Sort(bases)
-	p := &KafkaPartition{dir: dir, name: name}
+	slices.SortFunc(odd, func(a, b *NotRegularError) int { return strings.Compare(a.Path, b.Path) })
+	p := &KafkaPartition{dir: dir, name: name, odd: odd}
 	for _, base := range bases {
 		stem := fmt.Sprintf("%020d", base)
 		path := func(ext string) string {
@@ -139,6 +152,10 @@ func (p *KafkaPartition) Close() error { return nil }
 // disk but no longer the partition's. Extent, Stats, Records and
 // OffsetAtTime leave them out; Verify still checks them.
 func (p *KafkaPartition) SetLogStart(off uint64) { p.logStart = off }
+
+// IgnoredIndexes lists the partition's index files that are not regular
+// files, which it reads without, in name order.
+func (p *KafkaPartition) IgnoredIndexes() []*NotRegularError { return p.odd }
 
 // KafkaSegments lists the partition's segments in offset order.
 func (p *KafkaPartition) KafkaSegments() []KafkaSegmentFiles { return slices.Clone(p.segs) }
