@@ -3,8 +3,10 @@ package logstore_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -670,5 +672,51 @@ func TestKafkaFixtureIndexes(t *testing.T) {
 				t.Fatalf("%s: aborted transaction %d %+v, want %+v", p.Dir, k, a, w)
 			}
 		}
+	}
+}
+
+// A time lookup does not start from a .timeindex entry that is not what
+// Kafka writes (the largest timestamp so far, at the last offset of the
+// batch carrying it), nor pass a segment over on the word of such a last
+// entry: whatever the lie, OffsetAtTime finds what the records say.
+func TestKafkaTimeIndexLies(t *testing.T) {
+	m := kmLoad(t)
+	i := slices.IndexFunc(m.LogDir.Partitions, func(p kmPartition) bool { return filepath.Base(p.Dir) == "orders-1" })
+	p := m.LogDir.Partitions[i]
+	if len(p.Segments) < 3 {
+		t.Fatalf("orders-1 has %d segments", len(p.Segments))
+	}
+	first, second := p.Segments[0], p.Segments[1]
+	entry := func(seg uint64, ts, off int64) []byte {
+		return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(nil, uint64(ts)), uint32(off-int64(seg)))
+	}
+	secondLast := int64(p.Segments[2].BaseOffset) - 1
+	for name, lie := range map[string]struct {
+		seg   uint64
+		entry []byte
+	}{
+		// The one entry names an offset of the segment after.
+		"past the segment": {second.BaseOffset, entry(second.BaseOffset, second.TimeIndexEntries[0].Timestamp, secondLast+20)},
+		// The one entry's timestamp is below its batch's: the records
+		// before it are later than it says.
+		"timestamp too low": {second.BaseOffset, entry(second.BaseOffset, p.Records[0].Timestamp, secondLast)},
+		// The first segment's last entry says all of it is older than
+		// anything after its first record.
+		"largest too low": {first.BaseOffset, entry(first.BaseOffset, p.Records[0].Timestamp, int64(second.BaseOffset)-1)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "orders-1")
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(kafkaFixtures, p.Dir))); err != nil {
+				t.Fatal(err)
+			}
+			kdWrite(t, filepath.Join(dir, fmt.Sprintf("%020d.timeindex", lie.seg)), lie.entry)
+			kp, err := logstore.OpenKafkaPartition(dir, "orders-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer kp.Close()
+			kp.SetLogStart(p.LogStartOffset)
+			checkOffsetAtTime(t, kp, &p, p.LogEndOffset)
+		})
 	}
 }

@@ -279,10 +279,7 @@ func (w *kafkaBatchWalk) advance() error {
 	for {
 		if sc.Next() {
 			b := sc.Batch()
-			ts := b.Header.MaxTimestamp
-			if b.Legacy() {
-				ts = b.Message.Timestamp
-			}
+			ts := b.MaxTimestamp()
 			w.cur = kafkaBatchSpan{pos: b.Pos, end: b.Pos + b.Size(), first: b.BaseOffset(), last: b.LastOffset(), maxTS: ts}
 			if !w.have || ts > w.runMax {
 				w.runMax = ts

@@ -1,6 +1,8 @@
 package logstore
 
 import (
+	"math"
+
 	"github.com/seglog/seglog/logstore/internal/segfile"
 )
 
@@ -15,12 +17,19 @@ import (
 // (its index lied) passes the search on to the next; control batches
 // hold no data record and are passed over. Next when no record is that
 // recent. An index entry that does not check out is not followed: the
-// scan starts at the segment's first byte.
+// scan starts at the segment's first byte; nor is a .timeindex entry that
+// is not what Kafka writes (timeEntryHolds).
 func (p *KafkaPartition) OffsetAtTime(t int64) (uint64, error) {
 	target := kafkaMillis(t)
 	for i := range p.segs {
-		if i < len(p.segs)-1 && p.largestTimestampBelow(i, target) {
-			continue
+		if i < len(p.segs)-1 {
+			below, err := p.largestTimestampBelow(i, target)
+			if err != nil {
+				return 0, err
+			}
+			if below {
+				continue
+			}
 		}
 		off, ok, err := p.searchTime(i, target)
 		if err != nil || ok {
@@ -32,18 +41,54 @@ func (p *KafkaPartition) OffsetAtTime(t int64) (uint64, error) {
 }
 
 // largestTimestampBelow reports whether segment i's .timeindex says its
-// largest timestamp is below target (ms).
-func (p *KafkaPartition) largestTimestampBelow(i int, target int64) bool {
+// largest timestamp is below target (ms), and its last entry checks out
+// (timeEntryHolds): a segment is passed over only on the word of an entry
+// that does.
+func (p *KafkaPartition) largestTimestampBelow(i int, target int64) (bool, error) {
 	x, closeIndex := openKafkaIndex(p.segs[i].TimeIndex, p.segs[i].Base, TimeIndex)
 	if x == nil {
-		return false
+		return false, nil
 	}
 	defer closeIndex()
 	if x.Len() == 0 {
-		return false
+		return false, nil
 	}
 	e, err := x.Entry(x.Len() - 1)
-	return err == nil && e.Timestamp < target
+	if err != nil || e.Timestamp >= target {
+		return false, nil
+	}
+	ks, err := p.openScan(i)
+	if err != nil {
+		return false, err
+	}
+	defer ks.close()
+	return p.timeEntryHolds(i, ks, e)
+}
+
+// timeEntryHolds reports whether the .timeindex entry e of segment i is
+// what Kafka writes (LogSegment.append): the largest timestamp so far and
+// the last offset of the batch that carried it, so that the batch holding
+// e's offset has e's timestamp as its largest. An entry that does not
+// (past the segment's batches, or its timestamp another's) is a lie a
+// search must not start from: the records before it may be later. It
+// leaves ks's scan at the segment's first byte.
+func (p *KafkaPartition) timeEntryHolds(i int, ks *kafkaScan, e segfile.KafkaIndexEntry) (bool, error) {
+	defer ks.sc.StartAt(0)
+	if e.Offset < int64(min(p.segs[i].Base, math.MaxInt64)) {
+		return false, nil
+	}
+	if err := p.seekPos(i, ks, uint64(e.Offset)); err != nil {
+		return false, err
+	}
+	for ks.sc.Next() {
+		if b := ks.sc.Batch(); b.LastOffset() >= e.Offset {
+			return firstOffset(b) <= e.Offset && b.MaxTimestamp() == e.Timestamp, nil
+		}
+	}
+	if err := ks.sc.Err(); err != nil {
+		return false, p.ioError(p.segs[i].Log, err)
+	}
+	return false, nil // damage, or the end of the segment: not a batch of it
 }
 
 // searchTime is segment i's first data record at or after target (ms)
@@ -58,7 +103,14 @@ func (p *KafkaPartition) searchTime(i int, target int64) (uint64, bool, error) {
 	if x, closeIndex := openKafkaIndex(p.segs[i].TimeIndex, p.segs[i].Base, TimeIndex); x != nil {
 		if k, ok, err := x.FloorTime(target); err == nil && ok {
 			if e, err := x.Entry(k); err == nil {
-				from = max(from, uint64(max(e.Offset, 0)))
+				holds, err := p.timeEntryHolds(i, ks, e)
+				if err != nil {
+					closeIndex()
+					return 0, false, err
+				}
+				if holds {
+					from = max(from, uint64(e.Offset))
+				}
 			}
 		}
 		closeIndex()

@@ -474,10 +474,7 @@ func (c *kafkaSegmentCheck) scan(ks *kafkaScan, prevEnd int64, active bool) erro
 	for {
 		for ks.sc.Next() {
 			b := ks.sc.Batch()
-			ts := b.Header.MaxTimestamp
-			if b.Legacy() {
-				ts = b.Message.Timestamp
-			}
+			ts := b.MaxTimestamp()
 			c.batch(b, ts, recs, prevEnd)
 			c.pass(kafkaWalkEvent{span: kafkaBatchSpan{pos: b.Pos, end: b.Pos + b.Size(), first: b.BaseOffset(), last: b.LastOffset(), maxTS: ts}})
 		}

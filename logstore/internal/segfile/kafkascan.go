@@ -104,6 +104,16 @@ func (b *KafkaBatch) LastOffset() int64 {
 	return b.Header.LastOffset()
 }
 
+// MaxTimestamp is the largest timestamp the entry's header gives: a
+// batch's max timestamp, a legacy message's own (a compressed wrapper's is
+// its inner messages' largest, or the log append time).
+func (b *KafkaBatch) MaxTimestamp() int64 {
+	if b.Legacy() {
+		return b.Message.Timestamp
+	}
+	return b.Header.MaxTimestamp
+}
+
 // Codec is the compression of the entry's records.
 func (b *KafkaBatch) Codec() kafka.Codec {
 	if b.Legacy() {
