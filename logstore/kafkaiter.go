@@ -1,11 +1,13 @@
 package logstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/seglog/seglog/format/kafka"
@@ -37,15 +39,15 @@ func (p *KafkaPartition) Records(from uint64) (RecordIterator, error) {
 // a torn tail of the active segment is the end of the data.
 //
 // With ReadCommitted, the records of aborted transactions are skipped as
-// Kafka's consumer skips them: the aborted transactions are those of the
-// segments' .txnindex, collected per segment as the broker's fetch does
-// (LogSegment.collectAbortedTxns, up to the first whose last stable
-// offset is past the segment), and a producer's transactional batches
-// are skipped from an aborted transaction's first offset to its abort
-// marker. Offline there is no last stable offset to stop at: a
-// transaction with no marker by the end of the log is taken as open, not
-// committed, and its records are skipped, found by a walk over the batch
-// headers from the segment read first to the end before reading.
+// Kafka's consumer skips them: a producer's transactional batches from an
+// aborted transaction's first offset to its abort marker. Kafka's fetch
+// takes the aborted transactions from the segments' .txnindex; offline,
+// a walk over the batch headers from the segment read first to the end
+// finds them from the markers themselves before reading, so that an
+// index that lies or is missing changes nothing (verify-crc reports it).
+// Nor is there a last stable offset to stop at: a transaction with no
+// marker by the end of the log is taken as open, not committed, and its
+// records are skipped.
 func (p *KafkaPartition) ReadKafka(from uint64, o KafkaReadOptions) (RecordIterator, error) {
 	it := &kafkaRecords{p: p, from: max(from, p.logStart), committed: o.ReadCommitted}
 	if len(p.segs) == 0 {
@@ -55,11 +57,11 @@ func (p *KafkaPartition) ReadKafka(from uint64, o KafkaReadOptions) (RecordItera
 	it.i = max(sort.Search(len(p.segs), func(i int) bool { return p.segs[i].Base > it.from })-1, 0)
 	it.next = it.from
 	if o.ReadCommitted {
-		open, err := p.openTxns(it.i)
+		aborted, open, err := p.transactions(it.i, it.from)
 		if err != nil {
 			return nil, err
 		}
-		it.txn = &kafkaTxnState{open: open, abortedPids: map[int64]bool{}}
+		it.txn = &kafkaTxnState{aborted: aborted, open: open, abortedPids: map[int64]bool{}}
 	}
 	it.recs = segfile.NewKafkaRecords(0)
 	if err := it.open(); err != nil {
@@ -97,7 +99,7 @@ func (it *kafkaRecords) ControlRecords() uint64 { return it.controls }
 
 // kafkaTxnState is what read_committed knows of the transactions.
 type kafkaTxnState struct {
-	aborted     []KafkaAbortedTxn // the current segment's, by first offset
+	aborted     []KafkaAbortedTxn // by first offset (KafkaPartition.transactions)
 	nextAborted int               // the first not yet taken into abortedPids
 	abortedPids map[int64]bool    // producers inside an aborted transaction
 	open        map[int64]int64   // producers with a transaction open at the end: its first offset
@@ -121,13 +123,6 @@ func (it *kafkaRecords) open() error {
 	it.scanned = it.p.segs[it.i].Base
 	if err := it.p.seekPos(it.i, ks, it.from); err != nil {
 		return err
-	}
-	if it.txn != nil {
-		aborted, err := it.p.collectAborted(it.i, max(it.next, it.p.segs[it.i].Base))
-		if err != nil {
-			return err
-		}
-		it.txn.aborted, it.txn.nextAborted = aborted, 0
 	}
 	return nil
 }
@@ -425,40 +420,6 @@ func kafkaRecordCorruption(path string, re *segfile.KafkaRecordError) *Corruptio
 	return &CorruptionError{Path: path, Pos: re.Pos, Offset: re.Base, Reason: &kafkaReason{re.Error(), re}}
 }
 
-// collectAborted is what Kafka's fetch collects of the aborted
-// transactions for reading segment i from offset from: those of the
-// .txnindex of i and the segments after whose marker is at or after from
-// and whose first offset is before the next segment, up to the first
-// whose last stable offset is at or past the next segment's base (no
-// transaction open then can have started before it). By first offset.
-func (p *KafkaPartition) collectAborted(i int, from uint64) ([]KafkaAbortedTxn, error) {
-	upper := int64(math.MaxInt64)
-	if i+1 < len(p.segs) {
-		upper = int64(min(p.segs[i+1].Base, math.MaxInt64))
-	}
-	var out []KafkaAbortedTxn
-	errComplete := errors.New("complete")
-	for j := i; j < len(p.segs); j++ {
-		err := p.TxnIndex(j, func(t KafkaAbortedTxn) error {
-			if t.LastOffset >= int64(min(from, math.MaxInt64)) && t.FirstOffset < upper {
-				out = append(out, t)
-			}
-			if t.LastStableOffset >= upper {
-				return errComplete
-			}
-			return nil
-		})
-		if errors.Is(err, errComplete) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].FirstOffset < out[b].FirstOffset })
-	return out, nil
-}
-
 // TxnIndex hands each whole entry of segment seg's .txnindex to fn, in
 // order; a segment with none has no entries. fn's error stops the walk
 // and is returned.
@@ -478,18 +439,45 @@ func (p *KafkaPartition) TxnIndex(seg int, fn func(KafkaAbortedTxn) error) error
 	return segfile.EachAbortedTxn(f, size, func(_ int64, t kafka.AbortedTxn) error { return fn(t) })
 }
 
-// openTxns walks the batch headers from segment i to the end of the log
-// for the transactions that have no marker by then: each producer's
-// first offset in its open one.
-func (p *KafkaPartition) openTxns(i int) (map[int64]int64, error) {
-	open := map[int64]int64{}
+// transactions walks the batch headers from segment i to the end of the
+// log for what read_committed needs, from the transaction markers
+// themselves (a .txnindex only says what they say, and can lie or be
+// missing): the aborted transactions whose abort marker is at or after
+// from, each from its producer's first transactional batch after its
+// marker before (or the walk's start) to the marker, by first offset; and
+// the transactions with no marker by the end, each producer's first
+// offset in its open one. A marker that cannot be read ends its
+// transaction, aborting nothing: reading reports it when it gets there.
+func (p *KafkaPartition) transactions(i int, from uint64) (aborted []KafkaAbortedTxn, open map[int64]int64, err error) {
+	open = map[int64]int64{}
+	recs := segfile.NewKafkaRecords(0)
+	defer recs.Close()
 	for j := i; j < len(p.segs); j++ {
+		var ks *kafkaScan // opened at the segment's first marker
 		err := p.walkHeaders(j, func(b *segfile.KafkaBatch) error {
 			h := &b.Header
 			switch {
 			case b.Legacy() || !h.Transactional() || h.ProducerID < 0:
 			case h.Control():
+				if ks == nil {
+					var err error
+					if ks, err = p.openScan(j); err != nil {
+						return err
+					}
+				}
+				first, pending := open[h.ProducerID]
 				delete(open, h.ProducerID)
+				m, ok, err := ks.sc.EntryAt(b.Pos)
+				if err != nil || !ok {
+					return err
+				}
+				recs.Reset(m)
+				if !recs.Next() {
+					return nil
+				}
+				if typ, err := segfile.KafkaControl(recs.Record()); err == nil && typ == kafka.ControlAbort && pending && uint64(h.BaseOffset) >= from {
+					aborted = append(aborted, KafkaAbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset})
+				}
 			default:
 				if _, ok := open[h.ProducerID]; !ok {
 					open[h.ProducerID] = h.BaseOffset
@@ -497,11 +485,15 @@ func (p *KafkaPartition) openTxns(i int) (map[int64]int64, error) {
 			}
 			return nil
 		})
+		if ks != nil {
+			ks.close()
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return open, nil
+	slices.SortStableFunc(aborted, func(a, b KafkaAbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	return aborted, open, nil
 }
 
 // noLongerAvailable is the error for offset, gone with segments retention

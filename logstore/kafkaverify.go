@@ -119,8 +119,12 @@ type kafkaVerified struct {
 	extra                           [3]int // findings counted but not listed, by severity
 	records                         uint64 // valid data records
 	bytes                           int64
-	end                             int64 // the offset after the last valid batch; -1 when none
+	aborts                          []kafkaMarker // the segment's abort markers, in offset order
+	end                             int64         // the offset after the last valid batch; -1 when none
 }
+
+// kafkaMarker is an abort marker: its producer and offset.
+type kafkaMarker struct{ pid, offset int64 }
 
 // kafkaPiece is the part of a segment one check covers: its batches from
 // byte pos, where a batch with base offset first starts, to end (-1: the
@@ -374,6 +378,7 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 		}
 		m.res.records += c.res.records
 		m.res.bytes += c.res.bytes
+		m.res.aborts = append(m.res.aborts, c.res.aborts...)
 		m.res.end = max(m.res.end, c.res.end)
 	}
 	return m
@@ -554,7 +559,11 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 	for recs.Next() {
 		n++
 		if control {
-			if _, err := segfile.KafkaControl(recs.Record()); err != nil {
+			typ, err := segfile.KafkaControl(recs.Record())
+			if err == nil && typ == kafka.ControlAbort {
+				c.res.aborts = append(c.res.aborts, kafkaMarker{b.Header.ProducerID, recs.Offset()})
+			}
+			if err != nil {
 				c.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: b.Pos, Offset: recs.Offset(), Cause: kafkaCause(err),
 					Reason: fmt.Sprintf("control batch at byte %d: the control record at offset %d does not decode: %v", b.Pos, recs.Offset(), err)})
 			}
@@ -662,10 +671,35 @@ func kafkaEntryLen(kind IndexKind) int64 {
 	return kafka.OffsetEntryLen
 }
 
-// verifyTxnIndex reports what is wrong with segment i's .txnindex.
+// verifyTxnIndex reports what is wrong with segment i's .txnindex, its
+// abort markers (res.aborts) being known: its entries as Kafka's sanity
+// check takes them, and against the markers. Kafka writes an entry into
+// the segment its transaction's abort marker went to, with the marker's
+// offset as the last offset: an entry without that marker makes Kafka's
+// read_committed consumers drop committed records (a problem), a marker
+// without an entry makes them read aborted ones unless its transaction
+// wrote nothing (a note). seglog's read goes by the markers.
 func (p *KafkaPartition) verifyTxnIndex(i int, res *kafkaVerified) error {
 	path := p.segs[i].TxnIndex
+	add := func(sev Severity, reason string) {
+		res.txnIndex = append(res.txnIndex, Finding{Severity: sev, Kind: FindingIndexMismatch, Partition: p.name, Path: path, Pos: -1, Offset: -1, Reason: reason})
+	}
+	problem := func(reason string) { add(SeverityProblem, reason) }
+	// A marker may end a transaction that wrote nothing here, which has
+	// no entry: a note.
+	unlisted := func(m kafkaMarker, n int) {
+		add(SeverityNote, fmt.Sprintf("transaction index: %d abort %s without an entry, the first of producer %d at offset %d: if its transaction wrote records, Kafka's read_committed consumers would read them",
+			n, plural(n > 1, "marker", "markers"), m.pid, m.offset))
+	}
+	aborts := map[kafkaMarker]bool{}
+	for _, m := range res.aborts {
+		aborts[m] = true
+	}
 	if path == "" {
+		if len(res.aborts) > 0 {
+			path = p.segs[i].Log
+			unlisted(res.aborts[0], len(res.aborts))
+		}
 		return nil
 	}
 	f, size, err := openKafkaFile(path)
@@ -675,12 +709,25 @@ func (p *KafkaPartition) verifyTxnIndex(i int, res *kafkaVerified) error {
 	defer f.Close()
 	partial := size % kafka.AbortedTxnLen
 	if err := segfile.CheckKafkaTxnIndex(f, size-partial, int64(p.segs[i].Base)); err != nil {
-		if isKafkaVerdict(err) {
-			res.txnIndex = append(res.txnIndex, Finding{Severity: SeverityProblem, Kind: FindingIndexMismatch, Partition: p.name, Path: path, Pos: -1, Offset: -1,
-				Reason: err.Error()})
-		} else {
+		if !isKafkaVerdict(err) {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
+		problem(err.Error())
+	}
+	err = segfile.EachAbortedTxn(f, size-partial, func(k int64, t kafka.AbortedTxn) error {
+		m := kafkaMarker{t.ProducerID, t.LastOffset}
+		if !aborts[m] {
+			problem(fmt.Sprintf("transaction index: entry %d: no abort marker of producer %d at offset %d in the segment: Kafka's read_committed consumers would drop what it says was aborted", k, t.ProducerID, t.LastOffset))
+		} else {
+			delete(aborts, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if i := slices.IndexFunc(res.aborts, func(m kafkaMarker) bool { return aborts[m] }); i >= 0 {
+		unlisted(res.aborts[i], len(aborts))
 	}
 	if partial > 0 {
 		res.txnIndex = append(res.txnIndex, Finding{Severity: SeverityNote, Kind: FindingIndexPartial, Partition: p.name, Path: path, Pos: size - partial, Offset: -1,
