@@ -720,3 +720,58 @@ func TestKafkaTimeIndexLies(t *testing.T) {
 		})
 	}
 }
+
+// read_committed goes by the transaction markers, whatever the .txnindex
+// says; verify-crc reports what it gets wrong.
+func TestKafkaTxnIndexLies(t *testing.T) {
+	m := kmLoad(t)
+	p := m.LogDir.Partitions[slices.IndexFunc(m.LogDir.Partitions, func(p kmPartition) bool { return filepath.Base(p.Dir) == "payments-0" })]
+	const txnindex = "00000000000000000006.txnindex" // producer 7602640363166220134's abort, 8..12
+	entry := func(pid, first, last, lso int64) []byte {
+		b := binary.BigEndian.AppendUint16(nil, 0)
+		for _, v := range []int64{pid, first, last, lso} {
+			b = binary.BigEndian.AppendUint64(b, uint64(v))
+		}
+		return b
+	}
+	for name, c := range map[string]struct {
+		index   []byte // nil: no .txnindex
+		finding string // a finding verify-crc must make
+		sev     logstore.Severity
+	}{
+		"missing": {nil, "1 abort marker without an entry, the first of producer 7602640363166220134 at offset 12", logstore.SeverityNote},
+		// The entry names the other producer's commit at 14.
+		"commit named": {entry(1143371588126580514, 13, 14, 6), "entry 0: no abort marker of producer 1143371588126580514 at offset 14", logstore.SeverityProblem},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "payments-0")
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(kafkaFixtures, p.Dir))); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, txnindex)
+			if c.index == nil {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				kdWrite(t, path, c.index)
+			}
+			kp, err := logstore.OpenKafkaPartition(dir, "payments-0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer kp.Close()
+			kp.SetLogStart(p.LogStartOffset)
+			it, err := kp.ReadKafka(0, logstore.KafkaReadOptions{ReadCommitted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := kmRead(t, it)
+			checkRecords(t, &p, got, p.want(true))
+			_, fs := kmVerify(t, kp)
+			if !slices.ContainsFunc(fs, func(f logstore.Finding) bool { return f.Severity == c.sev && strings.Contains(f.Reason, c.finding) }) {
+				t.Errorf("verify-crc findings %v: want one saying %q", fs, c.finding)
+			}
+		})
+	}
+}
