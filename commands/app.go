@@ -25,8 +25,9 @@ type env struct {
 	quiet          bool
 	wide           bool // --wide, of the commands that print tables: tables whole, however wide
 	noProgress     bool
-	progressAfter  time.Duration  // how long a job runs before its bar shows
-	kafka          *kafkaDirState // what kafkaDir found, once it looked
+	progressAfter  time.Duration   // how long a job runs before its bar shows
+	kafka          *kafkaDirState  // what kafkaDir found, once it looked
+	warned         map[string]bool // warnOnce's keys
 }
 
 // warn prints a warning on stderr unless --quiet.
@@ -34,6 +35,18 @@ func (e *env) warn(format string, args ...any) {
 	if !e.quiet {
 		fmt.Fprintf(e.stderr, "seglog: warning: "+format+"\n", args...)
 	}
+}
+
+// warnOnce is warn, the first time it is called with key.
+func (e *env) warnOnce(key, format string, args ...any) {
+	if e.warned[key] {
+		return
+	}
+	if e.warned == nil {
+		e.warned = map[string]bool{}
+	}
+	e.warned[key] = true
+	e.warn(format, args...)
 }
 
 // info prints a summary line on stderr unless --quiet.

@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -119,6 +121,25 @@ func kafkaCheckpoints(dir string) (logstore.KafkaCheckpoints, bool) {
 		return logstore.KafkaCheckpoints{}, false
 	}
 	return d.Checkpoints(pd.Topic, pd.Partition), true
+}
+
+// kafkaLogStartDamage is what is wrong with the log-start-offset-checkpoint
+// of the Kafka log directory holding the partition directory dir, when it
+// is there and cannot be read or parsed.
+func kafkaLogStartDamage(dir string) error {
+	if _, err := kafka.ParsePartitionDir(filepath.Base(filepath.Clean(dir))); err != nil {
+		return nil
+	}
+	d, err := kafkaLogDirs.open(filepath.Dir(filepath.Clean(dir)))
+	if err != nil {
+		return nil
+	}
+	for _, f := range d.Files() {
+		if f.Name == kafka.LogStartOffsetCheckpoint && f.Err != nil && !errors.Is(f.Err, fs.ErrNotExist) {
+			return f.Err
+		}
+	}
+	return nil
 }
 
 // kafkaLogDirs keeps the log directories opened, so that a topic's

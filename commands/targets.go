@@ -32,6 +32,11 @@ type covered struct {
 // warnIgnored warns of each index file of a seglog partition that is not
 // a regular file, which reading goes on without.
 func warnIgnored(e *env, l logstore.Log) {
+	if kp, ok := l.(*logstore.KafkaPartition); ok {
+		if err := kafkaLogStartDamage(kp.Dir()); err != nil {
+			e.warnOnce(err.Error(), "%v: the log start offset is unknown, so records the broker's retention already gave up on may be read", err)
+		}
+	}
 	p, ok := l.(interface {
 		IgnoredIndexes() []*logstore.NotRegularError
 	})
