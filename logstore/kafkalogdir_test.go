@@ -778,3 +778,26 @@ func TestKafkaRecordsBeforeBadRecordAgree(t *testing.T) {
 		t.Errorf("Verify: %d records, %d problems, %v; want %d records, one problem", rep.Records, rep.Problems, err, len(got))
 	}
 }
+
+// verify-crc reports a record later than its batch's max timestamp, which
+// a time lookup goes by.
+func TestKafkaMaxTimestampBelowRecords(t *testing.T) {
+	b := kdBatch(0, 0, "a", "b", "c") // timestamps 1700000000000 + 0, 1, 2
+	binary.BigEndian.PutUint64(b[35:], 1700000000000)
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	dir := filepath.Join(t.TempDir(), "t-0")
+	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), b)
+	p, err := logstore.OpenKafkaPartition(dir, "t-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var fs []logstore.Finding
+	rep, err := p.Verify(0, 0, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { fs = append(fs, f); return nil }})
+	if err != nil || rep.Problems != 1 || rep.Records != 3 ||
+		!slices.ContainsFunc(fs, func(f logstore.Finding) bool {
+			return f.Offset == 1 && strings.Contains(f.Reason, "after its batch's max timestamp")
+		}) {
+		t.Errorf("Verify: %+v, %v, findings %v; want the record at offset 1 reported, three records", rep, err, fs)
+	}
+}

@@ -556,6 +556,7 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 	control := !b.Legacy() && b.Header.Control()
 	recs.Reset(b)
 	var n uint64
+	late := false // a record later than the batch's max timestamp was reported
 	for recs.Next() {
 		n++
 		if control {
@@ -570,6 +571,13 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 			continue
 		}
 		ts := recs.Timestamp()
+		if above := !b.Legacy() && ts > b.Header.MaxTimestamp; above && !late {
+			// A time lookup passes a batch over on its max timestamp.
+			late = true
+			c.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: b.Pos, Offset: recs.Offset(),
+				Reason: fmt.Sprintf("offset %d has %s, after its batch's max timestamp %s: a time lookup (read --since) passes the batch over",
+					recs.Offset(), reasonTime(kafkaNanos(ts)), reasonTime(kafkaNanos(b.Header.MaxTimestamp)))})
+		}
 		if ts < c.clock {
 			if c.back == 0 {
 				c.backAt = Finding{Severity: SeverityNote, Kind: FindingTimeBackwards, Pos: b.Pos, Offset: recs.Offset(),
