@@ -168,6 +168,60 @@ func TestKafkaTailFollow(t *testing.T) {
 	}
 }
 
+// tail -f on a Kafka partition whose directory is replaced: by a copy of
+// the same log it reads on; by another log (the topic deleted and created
+// again) it reads that from its start, with a warning.
+func TestKafkaTailFollowReplaced(t *testing.T) {
+	fill := func(t *testing.T, dir, src string, bases ...string) {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, base := range bases {
+			for _, ext := range []string{".log", ".index", ".timeindex"} {
+				copyFile(t, filepath.Join(kafkaFixtures, "logdir", src, base+ext), filepath.Join(dir, base+ext))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, src string
+		bases     []string
+		count     int    // records tail prints: orders-1's 56, then what the new directory adds
+		warning   string // "" for none
+	}{
+		{"same log", "orders-1", []string{"00000000000000000000", "00000000000000000021", "00000000000000000042"}, 56, ""},
+		{"another log", "orders-2", []string{"00000000000000000000", "00000000000000000024"}, 56 + 48, "holds another log now (it has no offset 55); reading it from its start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "orders-1")
+			fill(t, dir, "orders-1", "00000000000000000000", "00000000000000000021", "00000000000000000042")
+			done := make(chan result)
+			go func() {
+				done <- run(t, nil, "tail", "-f", dir, "-n", "1000", "--timeout", "2s", "--format", "json")
+			}()
+			time.Sleep(5 * kafkaPoll) // orders-1 printed, well before the idle --timeout
+			next := filepath.Join(root, "next")
+			fill(t, next, tc.src, tc.bases...)
+			if err := os.Rename(dir, filepath.Join(root, "old")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(next, dir); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if n := strings.Count(r.stdout, `"offset":`); n != tc.count {
+				t.Errorf("%d records, want %d", n, tc.count)
+			}
+			if tc.warning == "" && r.stderr != "" || tc.warning != "" && !strings.Contains(r.stderr, tc.warning) {
+				t.Errorf("stderr %q, want %q", r.stderr, tc.warning)
+			}
+		})
+	}
+}
+
 // kafkaManifest is what testdata/kafka/manifest.json says of the log
 // directory's records.
 type kafkaManifest struct {

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/seglog/seglog/logstore"
 )
@@ -25,6 +28,50 @@ type kafkaTailPart struct {
 	ref  partitionRef
 	next uint64
 	rw   recordWriter
+	// The directory read last (its device and inode), and the last record
+	// printed: a directory that replaced it (the topic deleted and created
+	// again) holds another log unless it has that record too.
+	dir  [2]uint64
+	prev struct {
+		ok     bool
+		offset uint64
+		ts     int64
+		crc    uint32
+	}
+}
+
+// replaced reports why the partition directory of l, when it is not the
+// one read last, holds another log ("" when it holds the same one, or is
+// the same directory), as seglog's own follower judges it
+// (logstore.Follower's sameLog).
+func (tp *kafkaTailPart) replaced(l logstore.Log) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(tp.ref.dir, &st); err != nil {
+		return "", nil // gone again: the next poll waits for it
+	}
+	id := [2]uint64{st.Dev, st.Ino}
+	was := tp.dir
+	tp.dir = id
+	switch {
+	case was == ([2]uint64{}) || was == id:
+		return "", nil
+	case !tp.prev.ok && tp.next == 0:
+		return "", nil // nothing read, nothing to miss
+	case !tp.prev.ok:
+		return "nothing read from it tells", nil
+	}
+	it, err := l.Records(tp.prev.offset)
+	if err != nil {
+		return "", err
+	}
+	defer it.Close()
+	switch {
+	case !it.Next() || it.Record().Offset != tp.prev.offset:
+		return fmt.Sprintf("it has no offset %d", tp.prev.offset), nil
+	case it.Record().Timestamp != tp.prev.ts || it.Record().CRC != tp.prev.crc:
+		return fmt.Sprintf("its offset %d is another record", tp.prev.offset), nil
+	}
+	return "", nil
 }
 
 // tailKafka prints the records among the last o.lines offsets of each
@@ -101,6 +148,14 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 	if err != nil {
 		return 0, tp.pollAgain(o, err)
 	}
+	why, err := tp.replaced(l)
+	if err != nil {
+		return 0, tp.pollAgain(o, err)
+	}
+	if why != "" {
+		e.warn("the partition directory of %s (%s) holds another log now (%s); reading it from its start", l.Name(), tp.ref.dir, why)
+		tp.next, tp.prev.ok = ext.Start, false
+	}
 	if ext.Start > tp.next {
 		e.warn("offsets %d..%d of %s were removed by retention before they were read; going on at %d", tp.next, ext.Start-1, l.Name(), ext.Start)
 		tp.next = ext.Start
@@ -142,6 +197,7 @@ func (tp *kafkaTailPart) read(e *env, o tailOptions, printed *int64, limit func(
 			return n, err
 		}
 		tp.next = r.Offset + 1
+		tp.prev.ok, tp.prev.offset, tp.prev.ts, tp.prev.crc = true, r.Offset, r.Timestamp, r.CRC
 		*printed++
 		n++
 	}
