@@ -623,18 +623,11 @@ func TestDetectLayoutUnderRetention(t *testing.T) {
 // relative to the first, magic 0's are the offsets themselves.
 func TestKafkaLegacyWrapperFirst(t *testing.T) {
 	for _, magic := range []int8{0, 1} {
-		var inner []byte
-		for i, v := range []string{"a", "b", "c"} {
-			off := int64(i) // relative (magic 1) or absolute (magic 0): the same from 0
-			inner = append(inner, kdMessage(magic, off, 0, nil, []byte(v))...)
-		}
-		var zipped bytes.Buffer
-		zw := gzip.NewWriter(&zipped)
-		zw.Write(inner)
-		zw.Close()
+		// Inner offsets 0, 1, 2: relative (magic 1) or absolute (magic 0),
+		// the same from 0.
 		dir := filepath.Join(t.TempDir(), "legacy-0")
 		kdWrite(t, filepath.Join(dir, "00000000000000000000.log"),
-			append(kdMessage(magic, 2, 1, nil, zipped.Bytes()), kdMessage(magic, 3, 0, nil, []byte("d"))...))
+			append(kdWrapper(magic, 2, 0, "a", "b", "c"), kdMessage(magic, 3, 0, nil, []byte("d"))...))
 		p, err := logstore.OpenKafkaPartition(dir, "legacy-0")
 		if err != nil {
 			t.Fatal(err)
@@ -799,5 +792,52 @@ func TestKafkaMaxTimestampBelowRecords(t *testing.T) {
 			return f.Offset == 1 && strings.Contains(f.Reason, "after its batch's max timestamp")
 		}) {
 		t.Errorf("Verify: %+v, %v, findings %v; want the record at offset 1 reported, three records", rep, err, fs)
+	}
+}
+
+// kdWrapper is a legacy gzip message set with offset offset holding
+// values, their inner offsets from first on.
+func kdWrapper(magic int8, offset, first int64, values ...string) []byte {
+	var inner []byte
+	for i, v := range values {
+		inner = append(inner, kdMessage(magic, first+int64(i), 0, nil, []byte(v))...)
+	}
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(inner)
+	zw.Close()
+	return kdMessage(magic, offset, 1, nil, zipped.Bytes())
+}
+
+// A legacy message set whose inner offsets go below the record before it
+// (its header gives only its last offset): readers pass those over, as
+// Kafka's consumer does, and verify-crc reports them and counts what is
+// read.
+func TestKafkaLegacyWrapperOverlap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "legacy-0")
+	// The second set's inner relative offsets 0..3 are 1..4.
+	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), append(kdWrapper(1, 2, 0, "a", "b", "c"), kdWrapper(1, 4, 0, "x", "y", "z", "w")...))
+	p, err := logstore.OpenKafkaPartition(dir, "legacy-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	it, err := p.Records(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for it.Next() {
+		got = append(got, fmt.Sprintf("%d:%s", it.Record().Offset, it.Record().Value))
+	}
+	it.Close()
+	if want := []string{"0:a", "1:b", "2:c", "3:z", "4:w"}; !slices.Equal(got, want) || it.Err() != nil {
+		t.Errorf("read %v, %v; want %v", got, it.Err(), want)
+	}
+	var fs []logstore.Finding
+	rep, err := p.Verify(0, 0, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { fs = append(fs, f); return nil }})
+	if err != nil || rep.Records != uint64(len(got)) || rep.Problems != 1 ||
+		!slices.ContainsFunc(fs, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap && f.Offset == 1 }) {
+		t.Errorf("Verify: %+v, %v, findings %v; want %d records and the overlap at offset 1", rep, err, fs, len(got))
 	}
 }

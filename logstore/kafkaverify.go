@@ -163,6 +163,13 @@ type kafkaSegmentCheck struct {
 	firstMaxTS int64
 	maxTS      int64
 	prevLast   int64 // -1 before the first
+	// nextRec is the least offset the next record may have: the one
+	// after the record before (a legacy message set's header knows only
+	// its last offset, so its first ones may lie below). firstWrapper: the
+	// piece starts with such a set, whose first offsets only the piece
+	// before can judge.
+	nextRec      int64
+	firstWrapper bool
 
 	// The records' timestamps (ms): their running maximum and the records
 	// older than it (back, the first at backAt). For a piece that does
@@ -334,7 +341,7 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 	m := checks[0]
 	for k := 1; k < len(checks); k++ {
 		c, prev := checks[k], checks[k-1]
-		if prev.err != nil || c.err != nil || !prev.clean() || !c.batches || c.firstBase <= m.prevLast {
+		if prev.err != nil || c.err != nil || !prev.clean() || !c.batches || c.firstBase <= m.prevLast || c.firstWrapper {
 			return nil
 		}
 		// The whole check's walk over the batches for the .timeindex
@@ -362,7 +369,7 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 			m.backAt = c.backAt
 		}
 		m.back += c.back + late
-		m.clock, m.maxTS, m.prevLast = max(m.clock, c.clock), max(m.maxTS, c.maxTS), c.prevLast
+		m.clock, m.maxTS, m.prevLast, m.nextRec = max(m.clock, c.clock), max(m.maxTS, c.maxTS), c.prevLast, c.nextRec
 		// The segment's legacy notes are on the first batch of each magic.
 		m.findings.absorb(c.findings, func(f Finding) bool {
 			return f.Kind == FindingLegacyFormat && (m.legacy[0] && f.Pos == c.legacyAt[0] || m.legacy[1] && f.Pos == c.legacyAt[1])
@@ -404,7 +411,7 @@ func (c *kafkaSegmentCheck) clean() bool {
 func (p *KafkaPartition) checkPiece(i int, prevEnd int64, pc kafkaPiece) *kafkaSegmentCheck {
 	s := p.segs[i]
 	res := &kafkaVerified{end: prevEnd}
-	c := &kafkaSegmentCheck{p: p, seg: i, piece: pc, res: res, prevLast: -1, clock: math.MinInt64, maxTS: math.MinInt64,
+	c := &kafkaSegmentCheck{p: p, seg: i, piece: pc, res: res, prevLast: -1, nextRec: max(prevEnd, 0), clock: math.MinInt64, maxTS: math.MinInt64,
 		findings: verifyFindings{list: &res.log, extra: &res.extra}}
 	if pc.pos > 0 {
 		c.steps = make([]int64, 0, kafkaClockSteps)
@@ -534,8 +541,9 @@ const kafkaFeedBatch = 256
 // against those before, and its records.
 func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segfile.KafkaRecords, prevEnd int64) {
 	first, last := b.BaseOffset(), b.LastOffset()
+	wrapper := b.Legacy() && b.Codec() != kafka.CodecNone
 	if !c.batches {
-		c.batches, c.firstBase, c.firstMaxTS = true, first, maxTS
+		c.batches, c.firstBase, c.firstMaxTS, c.firstWrapper = true, first, maxTS, wrapper
 	}
 	c.maxTS = max(c.maxTS, maxTS)
 	switch {
@@ -556,8 +564,23 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 	control := !b.Legacy() && b.Header.Control()
 	recs.Reset(b)
 	var n uint64
-	late := false // a record later than the batch's max timestamp was reported
+	late := false  // a record later than the batch's max timestamp was reported
+	below := false // a record below nextRec was reported
 	for recs.Next() {
+		if off := recs.Offset(); off < c.nextRec {
+			// A reader passes such records over, as Kafka's consumer
+			// does. A batch's header that overlaps is reported above (or
+			// refused by the scan); a legacy message set's gives only its
+			// last offset.
+			if b.Legacy() && !below {
+				below = true
+				c.add(Finding{Severity: SeverityProblem, Kind: FindingOverlap, Pos: b.Pos, Offset: off,
+					Reason: fmt.Sprintf("the message set at byte %d holds offset %d, below the record before it, at %d: readers pass it over", b.Pos, off, c.nextRec-1)})
+			}
+			continue
+		} else {
+			c.nextRec = off + 1
+		}
 		n++
 		if control {
 			typ, err := segfile.KafkaControl(recs.Record())
