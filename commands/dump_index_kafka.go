@@ -285,6 +285,13 @@ func (d *kafkaDumper) snapshot(p *logstore.KafkaPartition, seg int, s logstore.K
 	if errors.Is(err, kafka.ErrSnapshot) && d.o.verify {
 		// A verdict, as a wrong index entry is: exit 3.
 		d.wrong++
+		if d.o.json {
+			return writeJSONLine(d.out, struct {
+				Type   string `json:"type"`
+				File   string `json:"file"`
+				Reason string `json:"reason"`
+			}{"snapshot-wrong", s.Snapshot, err.Error()})
+		}
 		_, err = fmt.Fprintf(d.out, "%v\n", err)
 		return err
 	}
