@@ -625,29 +625,13 @@ func TestKafkaLegacyWrapperFirst(t *testing.T) {
 	for _, magic := range []int8{0, 1} {
 		// Inner offsets 0, 1, 2: relative (magic 1) or absolute (magic 0),
 		// the same from 0.
-		dir := filepath.Join(t.TempDir(), "legacy-0")
-		kdWrite(t, filepath.Join(dir, "00000000000000000000.log"),
-			append(kdWrapper(magic, 2, 0, "a", "b", "c"), kdMessage(magic, 3, 0, nil, []byte("d"))...))
-		p, err := logstore.OpenKafkaPartition(dir, "legacy-0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := kdOneSegment(t, append(kdWrapper(magic, 2, 0, "a", "b", "c"), kdMessage(magic, 3, 0, nil, []byte("d"))...))
 		if e, err := p.Extent(); err != nil || e.Start != 0 || e.Next != 4 {
 			t.Errorf("magic %d: Extent %+v, %v; want 0..3", magic, e, err)
 		}
-		it, err := p.Records(0)
-		if err != nil {
-			t.Fatal(err)
+		if got, err := kdValues(p); !slices.Equal(got, []string{"0:a", "1:b", "2:c", "3:d"}) || err != nil {
+			t.Errorf("magic %d: read %v, %v; want 0:a 1:b 2:c 3:d", magic, got, err)
 		}
-		var got []string
-		for it.Next() {
-			got = append(got, fmt.Sprintf("%d:%s", it.Record().Offset, it.Record().Value))
-		}
-		if want := []string{"0:a", "1:b", "2:c", "3:d"}; !slices.Equal(got, want) || it.Err() != nil {
-			t.Errorf("magic %d: read %v, %v; want %v", magic, got, it.Err(), want)
-		}
-		it.Close()
-		p.Close()
 	}
 }
 
@@ -658,14 +642,7 @@ func TestKafkaStatsCountFromHeaders(t *testing.T) {
 	lying := kdBatch(0, 0, "a")
 	binary.BigEndian.PutUint32(lying[23:], 0x7ffffffe) // last offset delta
 	binary.BigEndian.PutUint32(lying[57:], 0x7fffffff) // records count
-	binary.BigEndian.PutUint32(lying[17:], crc32.Checksum(lying[21:], crc32.MakeTable(crc32.Castagnoli)))
-	dir := filepath.Join(t.TempDir(), "t-0")
-	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), append(lying, kdBatch(100, 0, "b")...))
-	p, err := logstore.OpenKafkaPartition(dir, "t-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := kdOneSegment(t, append(kdRecrc(lying), kdBatch(100, 0, "b")...))
 	st, err := p.Stats()
 	if err != nil {
 		t.Fatal(err)
@@ -745,15 +722,7 @@ func TestKafkaRecordsBeforeBadRecordAgree(t *testing.T) {
 	b := kmsg.RecordBatch{FirstOffset: 0, Length: int32(49 + len(records)), Magic: 2, LastOffsetDelta: 1,
 		FirstTimestamp: 1700000000000, MaxTimestamp: 1700000000000, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
 		NumRecords: 2, Records: records}
-	bad := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(bad[17:], crc32.Checksum(bad[21:], crc32.MakeTable(crc32.Castagnoli)))
-	dir := filepath.Join(t.TempDir(), "t-0")
-	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), append(bad, kdBatch(100, 0, "g")...))
-	p, err := logstore.OpenKafkaPartition(dir, "t-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := kdOneSegment(t, append(kdRecrc(b.AppendTo(nil)), kdBatch(100, 0, "g")...))
 	it, err := p.Records(0)
 	if err != nil {
 		t.Fatal(err)
@@ -777,14 +746,7 @@ func TestKafkaRecordsBeforeBadRecordAgree(t *testing.T) {
 func TestKafkaMaxTimestampBelowRecords(t *testing.T) {
 	b := kdBatch(0, 0, "a", "b", "c") // timestamps 1700000000000 + 0, 1, 2
 	binary.BigEndian.PutUint64(b[35:], 1700000000000)
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-	dir := filepath.Join(t.TempDir(), "t-0")
-	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), b)
-	p, err := logstore.OpenKafkaPartition(dir, "t-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := kdOneSegment(t, kdRecrc(b))
 	var fs []logstore.Finding
 	rep, err := p.Verify(0, 0, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { fs = append(fs, f); return nil }})
 	if err != nil || rep.Problems != 1 || rep.Records != 3 ||
@@ -814,25 +776,11 @@ func kdWrapper(magic int8, offset, first int64, values ...string) []byte {
 // Kafka's consumer does, and verify-crc reports them and counts what is
 // read.
 func TestKafkaLegacyWrapperOverlap(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "legacy-0")
 	// The second set's inner relative offsets 0..3 are 1..4.
-	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), append(kdWrapper(1, 2, 0, "a", "b", "c"), kdWrapper(1, 4, 0, "x", "y", "z", "w")...))
-	p, err := logstore.OpenKafkaPartition(dir, "legacy-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	it, err := p.Records(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for it.Next() {
-		got = append(got, fmt.Sprintf("%d:%s", it.Record().Offset, it.Record().Value))
-	}
-	it.Close()
-	if want := []string{"0:a", "1:b", "2:c", "3:z", "4:w"}; !slices.Equal(got, want) || it.Err() != nil {
-		t.Errorf("read %v, %v; want %v", got, it.Err(), want)
+	p := kdOneSegment(t, append(kdWrapper(1, 2, 0, "a", "b", "c"), kdWrapper(1, 4, 0, "x", "y", "z", "w")...))
+	got, err := kdValues(p)
+	if want := []string{"0:a", "1:b", "2:c", "3:z", "4:w"}; !slices.Equal(got, want) || err != nil {
+		t.Errorf("read %v, %v; want %v", got, err, want)
 	}
 	var fs []logstore.Finding
 	rep, err := p.Verify(0, 0, logstore.VerifyOptions{Finding: func(f logstore.Finding) error { fs = append(fs, f); return nil }})
@@ -840,4 +788,37 @@ func TestKafkaLegacyWrapperOverlap(t *testing.T) {
 		!slices.ContainsFunc(fs, func(f logstore.Finding) bool { return f.Kind == logstore.FindingOverlap && f.Offset == 1 }) {
 		t.Errorf("Verify: %+v, %v, findings %v; want %d records and the overlap at offset 1", rep, err, fs, len(got))
 	}
+}
+
+// kdRecrc sets record batch b's CRC-32C to what its bytes give.
+func kdRecrc(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// kdOneSegment opens a Kafka partition whose one segment holds log.
+func kdOneSegment(t *testing.T, log []byte) *logstore.KafkaPartition {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "t-0")
+	kdWrite(t, filepath.Join(dir, "00000000000000000000.log"), log)
+	p, err := logstore.OpenKafkaPartition(dir, "t-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// kdValues reads p from its start: each record's offset and value.
+func kdValues(p *logstore.KafkaPartition) ([]string, error) {
+	it, err := p.Records(0)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var got []string
+	for it.Next() {
+		got = append(got, fmt.Sprintf("%d:%s", it.Record().Offset, it.Record().Value))
+	}
+	return got, it.Err()
 }
