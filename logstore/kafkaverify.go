@@ -369,7 +369,7 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 			m.backAt = c.backAt
 		}
 		m.back += c.back + late
-		m.clock, m.maxTS, m.prevLast, m.nextRec = max(m.clock, c.clock), max(m.maxTS, c.maxTS), c.prevLast, c.nextRec
+		m.clock, m.maxTS, m.prevLast, m.nextRec = max(m.clock, c.clock), max(m.maxTS, c.maxTS), c.prevLast, max(m.nextRec, c.nextRec)
 		// The segment's legacy notes are on the first batch of each magic.
 		m.findings.absorb(c.findings, func(f Finding) bool {
 			return f.Kind == FindingLegacyFormat && (m.legacy[0] && f.Pos == c.legacyAt[0] || m.legacy[1] && f.Pos == c.legacyAt[1])
