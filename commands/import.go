@@ -26,6 +26,7 @@ type importOptions struct {
 	settings  logstore.Settings
 	mtime     bool // stamp records with their .store's mtime, not the time of import
 	kafkaNow  bool // --timestamps now given: an Apache Kafka source's records get the time of import, not their own
+	committed bool // --isolation read_committed: no records of an Apache Kafka source's aborted or open transactions
 	sync      logstore.SyncMode
 	lockWait  time.Duration
 	json      bool
@@ -54,7 +55,9 @@ func importCommand() *cli.Command {
 			"directory), read as read does: its data records with their keys, values and\n" +
 			"own timestamps (--timestamps now: the time of import), from its log start\n" +
 			"offset; headers and transaction markers, which seglog's records cannot hold,\n" +
-			"are left out and counted on stderr.\n\n" +
+			"are left out and counted on stderr. --isolation read_committed leaves out the\n" +
+			"records of aborted transactions (and of those with no marker by the end), as\n" +
+			"read does; by default they are imported, as Kafka's consumers read them.\n\n" +
 			"Examples:\n" +
 			"  seglog import ./old-log events --create\n" +
 			"  seglog import ./old-log orders --partition 2 --timestamps mtime --json\n" +
@@ -64,6 +67,7 @@ func importCommand() *cli.Command {
 			&cli.BoolFlag{Name: "create", Usage: "create the topic if it does not exist"},
 			&cli.IntFlag{Name: "partitions", Value: 1, Usage: "with --create: number of partitions `N`"},
 			importTimestamps.flag("timestamps", "now", "`WHEN` records are stamped"),
+			isolationFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		}, writerFlags(), segmentFlags()),
 		Action: func(c *cli.Context) error {
@@ -106,6 +110,9 @@ func parseImportOptions(c *cli.Context) (importOptions, error) {
 		return o, err
 	}
 	o.kafkaNow = c.IsSet("timestamps") && !o.mtime
+	if o.committed, err = parseChoice(c, "isolation", isolationLevels); err != nil {
+		return o, err
+	}
 	if o.settings, err = segmentSettings(c); err != nil {
 		return o, err
 	}

@@ -20,7 +20,7 @@ import (
 func importKafkaRecords(e *env, p *logstore.KafkaPartition, w *logstore.Writer, o importOptions, sum *importSummary) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	it, err := p.Records(0)
+	it, err := p.ReadKafka(0, logstore.KafkaReadOptions{ReadCommitted: o.committed})
 	if err != nil {
 		return err
 	}

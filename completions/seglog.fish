@@ -93,7 +93,7 @@ function __seglog_value_flags
         case import-partition
             printf '%s\n' --wait-timeout --data-dir -d --progress-after
         case import
-            printf '%s\n' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
+            printf '%s\n' --partition -p --partitions --timestamps --isolation --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after
         case kafka-export
             printf '%s\n' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after
         case kafka-import
@@ -410,6 +410,7 @@ complete -c seglog -n '__seglog_using import' -l partition -s p -x -a '(__seglog
 complete -c seglog -n '__seglog_using import' -l create -d 'create the topic if it does not exist'
 complete -c seglog -n '__seglog_using import' -l partitions -x -d 'with --create: number of partitions N'
 complete -c seglog -n '__seglog_using import' -l timestamps -x -a 'now mtime' -d 'WHEN records are stamped: now'
+complete -c seglog -n '__seglog_using import' -l isolation -x -a 'read_uncommitted read_committed' -d 'LEVEL of Apache Kafka transactions to read'
 complete -c seglog -n '__seglog_using import' -l json -d 'print the summary as JSON'
 complete -c seglog -n '__seglog_using import' -l sync -x -a 'exit batch never' -d 'MODE: exit'
 complete -c seglog -n '__seglog_using import' -l wait -d 'wait for a partition another writer holds, without limit'

@@ -33,7 +33,7 @@ _seglog_value_flags() {
     copy-partition) echo ' --to --to-topic --to-partition --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     reassign) echo ' --plan --throttle --wait-timeout --data-dir -d --progress-after ' ;;
     import-partition) echo ' --wait-timeout --data-dir -d --progress-after ' ;;
-    import) echo ' --partition -p --partitions --timestamps --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
+    import) echo ' --partition -p --partitions --timestamps --isolation --sync --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --progress-after ' ;;
     kafka-export) echo ' --kafka-topic --partition -p --offset -o --since --replication-factor --compression --group -g --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
     kafka-import) echo ' --kafka-topic --from --sync --wait-timeout --brokers -b --tls-ca --tls-cert --tls-key --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --progress-after ' ;;
     *) echo ' --data-dir -d --progress-after ' ;;
@@ -125,6 +125,7 @@ _seglog_flag_value() {
     import:--partition|import:-p) compadd -- ${(f)"$(_seglog_call partitions "${pos[1]}")"} ;;
     import:--partitions) : ;;
     import:--timestamps) compadd -- now mtime ;;
+    import:--isolation) compadd -- read_uncommitted read_committed ;;
     import:--sync) compadd -- exit batch never ;;
     import:--wait-timeout) : ;;
     import:--segment-bytes) : ;;
@@ -192,7 +193,7 @@ _seglog_flags() {
     copy-partition) echo '--wide --to --to-topic --to-partition --force --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     reassign) echo '--wide --plan --dry-run --execute --verify --remove-source --throttle --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     import-partition) echo '--wide --force --json --wait --wait-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
-    import) echo '--partition -p --create --partitions --timestamps --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
+    import) echo '--partition -p --create --partitions --timestamps --isolation --json --sync --wait --wait-timeout --segment-bytes --index-interval --roll-after --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka) echo '--data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka-export) echo '--kafka-topic --partition -p --offset -o --since --follow -f --create-topic --replication-factor --compression --json --group -g --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
     kafka-import) echo '--kafka-topic --from --reset --follow -f --no-drop-headers --json --sync --wait --wait-timeout --brokers -b --tls --tls-ca --tls-cert --tls-key --tls-insecure-skip-verify --sasl-mechanism --sasl-user --sasl-password --client-id --dial-timeout --request-timeout --data-dir -d --quiet -q --no-progress --progress-after --help -h' ;;
