@@ -21,6 +21,7 @@ var choiceCases = []struct {
 	{"read", []string{"read", "t", "--format"}, "format", []string{"value", "json", "dump", "raw"}},
 	{"tail", []string{"tail", "t", "--format"}, "format", []string{"value", "json", "dump", "raw"}},
 	{"read", []string{"read", "t", "--isolation"}, "isolation", []string{"read_uncommitted", "read_committed"}},
+	{"import", []string{"import", "src", "t", "--isolation"}, "isolation", []string{"read_uncommitted", "read_committed"}},
 	{"append", []string{"append", "t", "--sync"}, "sync", []string{"exit", "batch", "never"}},
 	{"import", []string{"import", "src", "t", "--sync"}, "sync", []string{"exit", "batch", "never"}},
 	{"kafka-import", []string{"kafka", "import", "--brokers", "b:9092", "t", "--sync"}, "sync", []string{"exit", "batch", "never"}},
