@@ -61,7 +61,7 @@ func (p *KafkaPartition) ReadKafka(from uint64, o KafkaReadOptions) (RecordItera
 		if err != nil {
 			return nil, err
 		}
-		it.txn = &kafkaTxnState{aborted: aborted, open: open, abortedPids: map[int64]bool{}}
+		it.txn = &kafkaTxnState{aborted: aborted, open: open, abortedPids: map[int64]int64{}}
 	}
 	it.recs = segfile.NewKafkaRecords(0)
 	if err := it.open(); err != nil {
@@ -101,7 +101,7 @@ func (it *kafkaRecords) ControlRecords() uint64 { return it.controls }
 type kafkaTxnState struct {
 	aborted     []KafkaAbortedTxn // by first offset (KafkaPartition.transactions)
 	nextAborted int               // the first not yet taken into abortedPids
-	abortedPids map[int64]bool    // producers inside an aborted transaction
+	abortedPids map[int64]int64   // producers inside an aborted transaction: its marker's offset
 	open        map[int64]int64   // producers with a transaction open at the end: its first offset
 }
 
@@ -288,13 +288,14 @@ func (it *kafkaRecords) skipBatch(b *segfile.KafkaBatch) (bool, error) {
 		return h.Control(), nil
 	}
 	for t.nextAborted < len(t.aborted) && t.aborted[t.nextAborted].FirstOffset <= h.LastOffset() {
-		t.abortedPids[t.aborted[t.nextAborted].ProducerID] = true
+		a := t.aborted[t.nextAborted]
+		t.abortedPids[a.ProducerID] = a.LastOffset
 		t.nextAborted++
 	}
 	if h.Control() {
 		it.recs.Reset(b)
 		if it.recs.Next() {
-			if typ, err := segfile.KafkaControl(it.recs.Record()); err == nil && typ == kafka.ControlAbort {
+			if segfile.KafkaAbort(it.recs.Record()) {
 				delete(t.abortedPids, h.ProducerID)
 			}
 		}
@@ -310,7 +311,9 @@ func (it *kafkaRecords) skipBatch(b *segfile.KafkaBatch) (bool, error) {
 	if first, ok := t.open[h.ProducerID]; ok && h.BaseOffset >= first {
 		return true, nil
 	}
-	return t.abortedPids[h.ProducerID], nil
+	// Up to its marker: one that cannot be read ends nothing here.
+	last, aborted := t.abortedPids[h.ProducerID]
+	return aborted && h.BaseOffset <= last, nil
 }
 
 // nextSegment moves on to the segment after the current one.
@@ -446,8 +449,9 @@ func (p *KafkaPartition) TxnIndex(seg int, fn func(KafkaAbortedTxn) error) error
 // from, each from its producer's first transactional batch after its
 // marker before (or the walk's start) to the marker, by first offset; and
 // the transactions with no marker by the end, each producer's first
-// offset in its open one. A marker that cannot be read ends its
-// transaction, aborting nothing: reading reports it when it gets there.
+// offset in its open one. A marker that cannot be read (reading reports
+// it when it gets there) leaves its transaction undecided: taken as
+// aborted, as an open one is left out.
 func (p *KafkaPartition) transactions(i int, from uint64) (aborted []KafkaAbortedTxn, open map[int64]int64, err error) {
 	open = map[int64]int64{}
 	recs := segfile.NewKafkaRecords(0)
@@ -468,14 +472,18 @@ func (p *KafkaPartition) transactions(i int, from uint64) (aborted []KafkaAborte
 				first, pending := open[h.ProducerID]
 				delete(open, h.ProducerID)
 				m, ok, err := ks.sc.EntryAt(b.Pos)
-				if err != nil || !ok {
+				if err != nil {
 					return err
 				}
-				recs.Reset(m)
-				if !recs.Next() {
-					return nil
+				// A marker that cannot be read leaves its transaction
+				// undecided, and its records are left out as an open
+				// one's are.
+				abort := !ok
+				if ok {
+					recs.Reset(m)
+					abort = !recs.Next() || segfile.KafkaAbort(recs.Record())
 				}
-				if typ, err := segfile.KafkaControl(recs.Record()); err == nil && typ == kafka.ControlAbort && pending && uint64(h.BaseOffset) >= from {
+				if abort && pending && uint64(h.BaseOffset) >= from {
 					aborted = append(aborted, KafkaAbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset})
 				}
 			default:

@@ -41,6 +41,7 @@ type kpBatch struct {
 	transactional bool
 	control       kafka.ControlType // with controlBatch
 	controlBatch  bool
+	markerValue   []byte // with controlBatch, when set: the marker's value, in place of a version 0 one
 	recs          []kpRecord
 }
 
@@ -51,6 +52,9 @@ func (b kpBatch) encode(t testing.TB, base int64) []byte {
 	if b.controlBatch {
 		key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(b.control))
 		value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), 7)
+		if b.markerValue != nil {
+			value = b.markerValue
+		}
 		recs = []kpRecord{{key: key, value: value}}
 	}
 	var raw []byte
@@ -933,6 +937,52 @@ func TestKafkaReadCommittedAfterRelist(t *testing.T) {
 	}
 	if want := []uint64{3, 4, 5, 6, 7, 9}; !slices.Equal(got, want) || it.Err() != nil {
 		t.Errorf("read %v, err %v; want %v", got, it.Err(), want)
+	}
+}
+
+// Read-committed decides a marker by its key, as Kafka's consumer does:
+// an abort whose value does not decode still aborts. A marker that cannot
+// be read at all leaves its transaction undecided, left out as an open
+// one is; the same producer's later transaction is read.
+func TestKafkaReadCommittedDamagedMarker(t *testing.T) {
+	for _, damage := range []string{"short value", "crc"} {
+		t.Run(damage, func(t *testing.T) {
+			l := newKPLog(t)
+			l.roll(100)
+			txn := func(tag string) kpBatch { return kpBatch{pid: 2, transactional: true, recs: kpRecords(2, tag)} }
+			marker := kpBatch{pid: 2, transactional: true, controlBatch: true, control: kafka.ControlAbort}
+			if damage == "short value" {
+				marker.markerValue = []byte{0, 0}
+			}
+			l.add(txn("aborted"), true) // 0, 1
+			pos, _ := l.add(marker, false)
+			l.add(kpBatch{pid: -1, recs: kpRecords(1, "a")}, false) // 3
+			l.add(txn("committed"), false)                          // 4, 5
+			l.add(kpBatch{pid: 2, transactional: true, controlBatch: true, control: kafka.ControlCommit}, false)
+			p := l.write()
+			defer p.Close()
+			if damage == "crc" {
+				path := filepath.Join(l.dir, "00000000000000000000.log")
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b[pos+17] ^= 1
+				kdWrite(t, path, b)
+			}
+			it, err := p.ReadKafka(0, logstore.KafkaReadOptions{ReadCommitted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := kmRead(t, it)
+			var offsets []uint64
+			for _, r := range got {
+				offsets = append(offsets, r.Offset)
+			}
+			if want := []uint64{3, 4, 5}; !slices.Equal(offsets, want) {
+				t.Errorf("read_committed --skip-corrupt: %v, want %v", offsets, want)
+			}
+		})
 	}
 }
 

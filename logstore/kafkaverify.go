@@ -583,11 +583,10 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 		}
 		n++
 		if control {
-			typ, err := segfile.KafkaControl(recs.Record())
-			if err == nil && typ == kafka.ControlAbort {
+			if segfile.KafkaAbort(recs.Record()) {
 				c.res.aborts = append(c.res.aborts, kafkaMarker{b.Header.ProducerID, recs.Offset()})
 			}
-			if err != nil {
+			if _, err := segfile.KafkaControl(recs.Record()); err != nil {
 				c.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: b.Pos, Offset: recs.Offset(), Cause: kafkaCause(err),
 					Reason: fmt.Sprintf("control batch at byte %d: the control record at offset %d does not decode: %v", b.Pos, recs.Offset(), err)})
 			}

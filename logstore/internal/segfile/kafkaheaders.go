@@ -115,6 +115,14 @@ func (w *KafkaHeaders) Broken() bool { return w.broken }
 // Err is the I/O error the walk stopped at, if any.
 func (w *KafkaHeaders) Err() error { return w.err }
 
+// KafkaAbort reports whether a control record is an abort marker: its
+// key says so. Kafka's consumer decides by the key alone; a value that
+// does not decode is the record's damage (KafkaControl), not a commit.
+func KafkaAbort(rec *kafka.Record) bool {
+	k, err := kafka.ParseControlKey(rec.Key)
+	return err == nil && k.Type == kafka.ControlAbort
+}
+
 // KafkaControl decodes a control record: its key and, for a transaction
 // marker, its value. The error is the record's damage.
 func KafkaControl(rec *kafka.Record) (kafka.ControlType, error) {
