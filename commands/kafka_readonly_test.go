@@ -185,19 +185,23 @@ func TestKafkaTailFollowReplaced(t *testing.T) {
 	for _, tc := range []struct {
 		name, src string
 		bases     []string
-		count     int    // records tail prints: orders-1's 56, then what the new directory adds
+		lines     string // tail -n
+		count     int    // records tail prints: orders-1's last -n, then what the new directory adds
 		warning   string // "" for none
 	}{
-		{"same log", "orders-1", []string{"00000000000000000000", "00000000000000000021", "00000000000000000042"}, 56, ""},
-		{"another log", "orders-2", []string{"00000000000000000000", "00000000000000000024"}, 56 + 48, "holds another log now (it has no offset 55); reading it from its start"},
+		{"same log", "orders-1", []string{"00000000000000000000", "00000000000000000021", "00000000000000000042"}, "1000", 56, ""},
+		{"same log, nothing printed", "orders-1", []string{"00000000000000000000", "00000000000000000021", "00000000000000000042"}, "0", 0, ""},
+		{"another log", "orders-2", []string{"00000000000000000000", "00000000000000000024"}, "1000", 56 + 48, "holds another log now (it has no offset 55); reading it from its start"},
+		{"another log, nothing printed", "orders-2", []string{"00000000000000000000", "00000000000000000024"}, "0", 48, "holds another log now (it has no offset 55); reading it from its start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			root := t.TempDir()
 			dir := filepath.Join(root, "orders-1")
 			fill(t, dir, "orders-1", "00000000000000000000", "00000000000000000021", "00000000000000000042")
 			done := make(chan result)
 			go func() {
-				done <- run(t, nil, "tail", "-f", dir, "-n", "1000", "--timeout", "2s", "--format", "json")
+				done <- run(t, nil, "tail", "-f", dir, "-n", tc.lines, "--timeout", "2s", "--format", "json")
 			}()
 			time.Sleep(5 * kafkaPoll) // orders-1 printed, well before the idle --timeout
 			next := filepath.Join(root, "next")

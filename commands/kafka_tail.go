@@ -40,6 +40,25 @@ type kafkaTailPart struct {
 	}
 }
 
+// remember takes the record before tp.next, where printing starts, as
+// the last one read: a copy of the log that replaces its directory holds
+// it, even when nothing is printed before.
+func (tp *kafkaTailPart) remember(l logstore.Log, ext logstore.Extent) error {
+	if tp.next == 0 || tp.next <= ext.Start {
+		return nil
+	}
+	it, err := l.Records(tp.next - 1)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if it.Next() && it.Record().Offset < tp.next {
+		r := it.Record()
+		tp.prev.ok, tp.prev.offset, tp.prev.ts, tp.prev.crc = true, r.Offset, r.Timestamp, r.CRC
+	}
+	return nil
+}
+
 // replaced reports why the partition directory of l, when it is not the
 // one read last, holds another log ("" when it holds the same one, or is
 // the same directory), as seglog's own follower judges it
@@ -90,12 +109,16 @@ func tailKafka(ctx context.Context, e *env, o tailOptions, refs []partitionRef, 
 		if err != nil {
 			return err
 		}
+		warnIgnored(e, l)
 		ext, err := l.Extent()
+		if err == nil {
+			tp.next = max(ext.Start, ext.Next-min(ext.Next, uint64(o.lines)))
+			err = tp.remember(l, ext)
+		}
 		l.Close()
 		if err != nil {
 			return err
 		}
-		tp.next = max(ext.Start, ext.Next-min(ext.Next, uint64(o.lines)))
 		if _, err := tp.read(e, o, &printed, limit); err != nil {
 			return err
 		}
