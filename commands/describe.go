@@ -213,7 +213,7 @@ func recordsCell(n uint64, fromIndex bool) string {
 }
 
 // recordsFootnote follows a table with a RECORDS cell so marked.
-const recordsFootnote = "* records counted from the indexes, not read: any lost to damage are counted too ('seglog verify-crc' reads them all)\n"
+const recordsFootnote = "* records counted from the indexes (of a Kafka partition, its batch headers), not read: any lost to damage are counted too ('seglog verify-crc' reads them all)\n"
 
 // timeCells are the OLDEST and NEWEST cells: '-' with no records.
 func timeCells(f *timeFormatter, st logstore.PartitionStats) (oldest, newest string) {

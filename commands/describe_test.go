@@ -208,7 +208,7 @@ func dtRecordsCell(n uint64, exact bool) string {
 }
 
 // dtFootnote is the line after a table with a RECORDS cell marked.
-const dtFootnote = "* records counted from the indexes, not read: any lost to damage are counted too ('seglog verify-crc' reads them all)"
+const dtFootnote = "* records counted from the indexes (of a Kafka partition, its batch headers), not read: any lost to damage are counted too ('seglog verify-crc' reads them all)"
 
 func TestDescribeTable(t *testing.T) {
 	dir := dtFixture(t)

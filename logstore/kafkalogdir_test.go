@@ -822,3 +822,12 @@ func kdValues(p *logstore.KafkaPartition) ([]string, error) {
 	}
 	return got, it.Err()
 }
+
+// describe counts a record once, however many batches claim its offset.
+func TestKafkaStatsOverlapCountedOnce(t *testing.T) {
+	p := kdOneSegment(t, slices.Concat(kdBatch(0, 0, "a", "b", "c"), kdBatch(0, 0, "a", "b", "c"), kdBatch(3, 0, "d")))
+	st, err := p.Stats()
+	if err != nil || st.Records > st.Next-st.Start {
+		t.Errorf("Stats %+v, %v: more records than the offsets %d..%d", st, err, st.Start, st.Next-1)
+	}
+}

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/seglog/seglog/format/kafka"
 	"github.com/seglog/seglog/logstore/internal/fsx"
@@ -27,29 +28,37 @@ func (p *KafkaPartition) Stats() (PartitionStats, error) {
 		return PartitionStats{}, err
 	}
 	st := PartitionStats{Start: e.Start, Next: e.Next, Segments: len(p.segs)}
+	counted := st.Start // the offsets below are counted: a batch overlapping them (damage) counts only above
 	for i := range p.segs {
 		size, err := p.walkHeadersSized(i, func(b *segfile.KafkaBatch) error {
 			first, last := uint64(b.BaseOffset()), uint64(b.LastOffset())
-			if b.Magic == 2 && b.Header.Control() || last < st.Start || first >= st.Next {
+			if b.Magic == 2 && b.Header.Control() || last < counted || first >= st.Next {
 				return nil
 			}
 			n, oldest, newest := uint64(1), b.Message.Timestamp, b.Message.Timestamp
 			if !b.Legacy() {
 				// No more records than offsets it holds in the partition's
-				// range: a count field, or a last offset delta, can lie.
-				n = min(uint64(max(b.Header.RecordsCount, 0)), min(last, st.Next-1)-first+1)
+				// range and not counted yet: a count field, or a last
+				// offset delta, can lie.
+				n = 0
+				if lo, hi := max(first, counted), min(last, st.Next-1); lo <= hi {
+					n = min(uint64(max(b.Header.RecordsCount, 0)), hi-lo+1)
+				}
 				oldest, newest = b.Header.BaseTimestamp, b.Header.MaxTimestamp
 				if b.Header.LogAppendTime() {
 					oldest = newest
 				}
 			}
-			if first < st.Start || b.Legacy() && b.Codec() != kafka.CodecNone {
+			if first < counted || b.Legacy() && b.Codec() != kafka.CodecNone {
 				var err error
-				if n, oldest, err = p.countRecords(i, b.Pos, st.Start); err != nil {
+				if n, oldest, err = p.countRecords(i, b.Pos, counted); err != nil {
 					return err
 				}
 			} else if !b.Legacy() {
 				st.RecordsFromIndex = true
+			}
+			if last < math.MaxUint64 {
+				counted = max(counted, last+1)
 			}
 			if n == 0 {
 				return nil
