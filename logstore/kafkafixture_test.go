@@ -687,6 +687,9 @@ func TestKafkaTimeIndexLies(t *testing.T) {
 		t.Fatalf("orders-1 has %d segments", len(p.Segments))
 	}
 	first, second := p.Segments[0], p.Segments[1]
+	if b := p.Batches[0]; b.LastOffset+1 >= second.BaseOffset || b.MaxTimestamp >= first.TimeIndexEntries[0].Timestamp {
+		t.Fatalf("orders-1's first batch, %+v, is not one of several in its segment", b)
+	}
 	entry := func(seg uint64, ts, off int64) []byte {
 		return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(nil, uint64(ts)), uint32(off-int64(seg)))
 	}
@@ -703,6 +706,10 @@ func TestKafkaTimeIndexLies(t *testing.T) {
 		// The first segment's last entry says all of it is older than
 		// anything after its first record.
 		"largest too low": {first.BaseOffset, entry(first.BaseOffset, p.Records[0].Timestamp, int64(second.BaseOffset)-1)},
+		// Only an entry for the first batch is left, true of it: the
+		// segment's later batches, and the entry Kafka adds when it rolls
+		// it, are not in it.
+		"last entries lost": {first.BaseOffset, entry(first.BaseOffset, p.Batches[0].MaxTimestamp, int64(p.Batches[0].LastOffset))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "orders-1")

@@ -40,10 +40,9 @@ func (p *KafkaPartition) OffsetAtTime(t int64) (uint64, error) {
 	return e.Next, err
 }
 
-// largestTimestampBelow reports whether segment i's .timeindex says its
-// largest timestamp is below target (ms), and its last entry checks out
-// (timeEntryHolds): a segment is passed over only on the word of an entry
-// that does.
+// largestTimestampBelow reports whether segment i's largest timestamp is
+// below target (ms): its .timeindex's last entry says so and checks out
+// (timeEntryHolds), and no batch after that entry's is that late.
 func (p *KafkaPartition) largestTimestampBelow(i int, target int64) (bool, error) {
 	x, closeIndex := openKafkaIndex(p.segs[i].TimeIndex, p.segs[i].Base, TimeIndex)
 	if x == nil {
@@ -62,7 +61,28 @@ func (p *KafkaPartition) largestTimestampBelow(i int, target int64) (bool, error
 		return false, err
 	}
 	defer ks.close()
-	return p.timeEntryHolds(i, ks, e)
+	if holds, err := p.timeEntryHolds(i, ks, e); !holds || err != nil {
+		return false, err
+	}
+	// The entry is the largest timestamp up to its batch; the batches
+	// after it, which a missing last entry (the one Kafka adds when it
+	// rolls the segment) leaves unsaid, are looked at.
+	if err := p.seekPos(i, ks, uint64(e.Offset)); err != nil {
+		return false, err
+	}
+	for {
+		for ks.sc.Next() {
+			if b := ks.sc.Batch(); b.LastOffset() >= e.Offset && b.MaxTimestamp() >= target {
+				return false, nil
+			}
+		}
+		if err := ks.sc.Err(); err != nil {
+			return false, p.ioError(p.segs[i].Log, err)
+		}
+		if !ks.sc.Resync() {
+			return true, nil
+		}
+	}
 }
 
 // timeEntryHolds reports whether the .timeindex entry e of segment i is
