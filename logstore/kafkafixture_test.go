@@ -747,6 +747,8 @@ func TestKafkaTxnIndexLies(t *testing.T) {
 		sev     logstore.Severity
 	}{
 		"missing": {nil, "1 abort marker without an entry, the first of producer 7602640363166220134 at offset 12", logstore.SeverityNote},
+		// The entry leaves out the transaction's first batch, 8..10.
+		"first offset too high": {entry(7602640363166220134, 11, 12, 6), "entry 0: first offset 11, but producer 7602640363166220134's aborted transaction has records from 8", logstore.SeverityProblem},
 		// The entry names the other producer's commit at 14.
 		"commit named": {entry(1143371588126580514, 13, 14, 6), "entry 0: no abort marker of producer 1143371588126580514 at offset 14", logstore.SeverityProblem},
 	} {

@@ -119,12 +119,29 @@ type kafkaVerified struct {
 	extra                           [3]int // findings counted but not listed, by severity
 	records                         uint64 // valid data records
 	bytes                           int64
-	aborts                          []kafkaMarker // the segment's abort markers, in offset order
-	end                             int64         // the offset after the last valid batch; -1 when none
+	aborts                          []kafkaAbort // the segment's abort markers, in offset order
+	end                             int64        // the offset after the last valid batch; -1 when none
 }
 
 // kafkaMarker is an abort marker: its producer and offset.
 type kafkaMarker struct{ pid, offset int64 }
+
+// kafkaTxnSeen is what a check saw of a producer's transactions.
+type kafkaTxnSeen struct {
+	first        int64
+	open, marked bool
+}
+
+// kafkaAbort is an abort marker and what the check saw of its transaction:
+// the first offset of its producer's transactional batches since that
+// producer's marker before (known: there were some), exact when that
+// marker was in the check too (else the transaction may have begun
+// before, in the segment or piece before).
+type kafkaAbort struct {
+	kafkaMarker
+	first        int64
+	known, exact bool
+}
 
 // kafkaPiece is the part of a segment one check covers: its batches from
 // byte pos, where a batch with base offset first starts, to end (-1: the
@@ -170,6 +187,9 @@ type kafkaSegmentCheck struct {
 	// before can judge.
 	nextRec      int64
 	firstWrapper bool
+	// txns is each producer's transactional batches seen: the first
+	// offset of its open transaction, and whether a marker of it was seen.
+	txns map[int64]kafkaTxnSeen
 
 	// The records' timestamps (ms): their running maximum and the records
 	// older than it (back, the first at backAt). For a piece that does
@@ -385,10 +405,39 @@ func mergeKafkaPieces(checks []*kafkaSegmentCheck) *kafkaSegmentCheck {
 		}
 		m.res.records += c.res.records
 		m.res.bytes += c.res.bytes
-		m.res.aborts = append(m.res.aborts, c.res.aborts...)
+		m.absorbTxns(c)
 		m.res.end = max(m.res.end, c.res.end)
 	}
 	return m
+}
+
+// absorbTxns takes piece c's abort markers and transactions into m, the
+// pieces before it merged: what c could not know of a transaction begun
+// before it, m knows, as the whole check would have.
+func (m *kafkaSegmentCheck) absorbTxns(c *kafkaSegmentCheck) {
+	for _, a := range c.res.aborts {
+		if before, ok := m.txns[a.pid]; ok && !a.exact {
+			switch {
+			case before.open: // begun before c
+				a.first, a.known, a.exact = before.first, true, before.marked
+			case a.known: // begun in c, after a marker before it
+				a.exact = before.marked
+			}
+		}
+		m.res.aborts = append(m.res.aborts, a)
+	}
+	for pid, t := range c.txns {
+		if before, ok := m.txns[pid]; ok && !t.marked {
+			if before.open {
+				t.first = before.first
+			}
+			t.marked = before.marked
+		}
+		if m.txns == nil {
+			m.txns = map[int64]kafkaTxnSeen{}
+		}
+		m.txns[pid] = t
+	}
 }
 
 // clean reports whether a piece found nothing a piece after it could
@@ -562,6 +611,15 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 			Reason: fmt.Sprintf("the segment holds magic %d messages, Kafka's format before 0.11 (no headers, producer ids or transactions): read as they are", b.Magic)})
 	}
 	control := !b.Legacy() && b.Header.Control()
+	if !b.Legacy() && b.Header.Transactional() && b.Header.ProducerID >= 0 && !control {
+		if c.txns == nil {
+			c.txns = map[int64]kafkaTxnSeen{}
+		}
+		if t := c.txns[b.Header.ProducerID]; !t.open {
+			t.first, t.open = first, true
+			c.txns[b.Header.ProducerID] = t
+		}
+	}
 	recs.Reset(b)
 	var n uint64
 	late := false  // a record later than the batch's max timestamp was reported
@@ -584,7 +642,9 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 		n++
 		if control {
 			if segfile.KafkaAbort(recs.Record()) {
-				c.res.aborts = append(c.res.aborts, kafkaMarker{b.Header.ProducerID, recs.Offset()})
+				t := c.txns[b.Header.ProducerID]
+				a := kafkaAbort{kafkaMarker{b.Header.ProducerID, recs.Offset()}, t.first, t.open, t.open && t.marked}
+				c.res.aborts = append(c.res.aborts, a)
 			}
 			if _, err := segfile.KafkaControl(recs.Record()); err != nil {
 				c.add(Finding{Severity: SeverityProblem, Kind: FindingCorruptRecord, Pos: b.Pos, Offset: recs.Offset(), Cause: kafkaCause(err),
@@ -622,6 +682,12 @@ func (c *kafkaSegmentCheck) batch(b *segfile.KafkaBatch, maxTS int64, recs *segf
 		} else {
 			c.stepsCut = true
 		}
+	}
+	if control && b.Header.ProducerID >= 0 {
+		if c.txns == nil {
+			c.txns = map[int64]kafkaTxnSeen{}
+		}
+		c.txns[b.Header.ProducerID] = kafkaTxnSeen{marked: true}
 	}
 	// The records before one that does not check out are read, as
 	// Kafka's consumer reads them: they count.
@@ -718,13 +784,13 @@ func (p *KafkaPartition) verifyTxnIndex(i int, res *kafkaVerified) error {
 	problem := func(reason string) { add(SeverityProblem, reason) }
 	// A marker may end a transaction that wrote nothing here, which has
 	// no entry: a note.
-	unlisted := func(m kafkaMarker, n int) {
+	unlisted := func(m kafkaAbort, n int) {
 		add(SeverityNote, fmt.Sprintf("transaction index: %d abort %s without an entry, the first of producer %d at offset %d: if its transaction wrote records, Kafka's read_committed consumers would read them",
 			n, plural(n > 1, "marker", "markers"), m.pid, m.offset))
 	}
-	aborts := map[kafkaMarker]bool{}
+	aborts := map[kafkaMarker]kafkaAbort{}
 	for _, m := range res.aborts {
-		aborts[m] = true
+		aborts[m.kafkaMarker] = m
 	}
 	if path == "" {
 		if len(res.aborts) > 0 {
@@ -746,18 +812,24 @@ func (p *KafkaPartition) verifyTxnIndex(i int, res *kafkaVerified) error {
 		problem(err.Error())
 	}
 	err = segfile.EachAbortedTxn(f, size-partial, func(k int64, t kafka.AbortedTxn) error {
-		m := kafkaMarker{t.ProducerID, t.LastOffset}
-		if !aborts[m] {
+		key := kafkaMarker{t.ProducerID, t.LastOffset}
+		m, ok := aborts[key]
+		switch {
+		case !ok:
 			problem(fmt.Sprintf("transaction index: entry %d: no abort marker of producer %d at offset %d in the segment: Kafka's read_committed consumers would drop what it says was aborted", k, t.ProducerID, t.LastOffset))
-		} else {
-			delete(aborts, m)
+			return nil
+		case m.exact && t.FirstOffset < m.first:
+			problem(fmt.Sprintf("transaction index: entry %d: first offset %d, but producer %d's aborted transaction starts at %d: Kafka's read_committed consumers would drop the records before it", k, t.FirstOffset, t.ProducerID, m.first))
+		case m.known && t.FirstOffset > m.first:
+			problem(fmt.Sprintf("transaction index: entry %d: first offset %d, but producer %d's aborted transaction has records from %d: Kafka's read_committed consumers would read those before %d", k, t.FirstOffset, t.ProducerID, m.first, t.FirstOffset))
 		}
+		delete(aborts, key)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	if i := slices.IndexFunc(res.aborts, func(m kafkaMarker) bool { return aborts[m] }); i >= 0 {
+	if i := slices.IndexFunc(res.aborts, func(m kafkaAbort) bool { _, left := aborts[m.kafkaMarker]; return left }); i >= 0 {
 		unlisted(res.aborts[i], len(aborts))
 	}
 	if partial > 0 {
