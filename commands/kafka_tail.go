@@ -109,7 +109,7 @@ func tailKafka(ctx context.Context, e *env, o tailOptions, refs []partitionRef, 
 		if err != nil {
 			return err
 		}
-		warnIgnored(e, l)
+		warnReadingWithout(e, l)
 		ext, err := l.Extent()
 		if err == nil {
 			tp.next = max(ext.Start, ext.Next-min(ext.Next, uint64(o.lines)))

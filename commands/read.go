@@ -480,7 +480,7 @@ func openPartitionReader(e *env, gt *groupTracker, ref partitionRef, o *readOpti
 			l.Close()
 		}
 	}()
-	warnIgnored(e, l)
+	warnReadingWithout(e, l)
 	// Only a group needs the partition's whole extent (where it ends);
 	// without one the start is found from what is read (offsetSpec.startIn).
 	var ext logstore.Extent

@@ -216,7 +216,7 @@ func tailOpen(e *env, o tailOptions, refs []partitionRef, waited bool) ([]*tailP
 		if err != nil {
 			return nil, err
 		}
-		warnIgnored(e, p)
+		warnReadingWithout(e, p)
 		tp := &tailPart{ref: ref, p: p, index: len(parts), rw: recordWriter{format: o.format, template: o.template, topic: ref.topic, partition: ref.partition}}
 		ext, err := p.Extent()
 		if err != nil {

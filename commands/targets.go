@@ -29,9 +29,10 @@ type covered struct {
 	layout logstore.Layout
 }
 
-// warnIgnored warns of each index file of a seglog partition that is not
-// a regular file, which reading goes on without.
-func warnIgnored(e *env, l logstore.Log) {
+// warnReadingWithout warns of what reading l goes on without: each index
+// file that is not a regular file, and a Kafka partition's log start
+// offset when its log directory's checkpoint does not parse (once).
+func warnReadingWithout(e *env, l logstore.Log) {
 	if kp, ok := l.(*logstore.KafkaPartition); ok {
 		if err := kafkaLogStartDamage(kp.Dir()); err != nil {
 			e.warnOnce(err.Error(), "%v: the log start offset is unknown, so records the broker's retention already gave up on may be read", err)

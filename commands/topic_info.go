@@ -124,7 +124,7 @@ func partitionStats(e *env, c covered) (logstore.PartitionStats, error) {
 		l.Close()
 		if err == nil || try == 2 || !errors.Is(err, fs.ErrNotExist) {
 			if err == nil {
-				warnIgnored(e, l)
+				warnReadingWithout(e, l)
 			}
 			return st, err
 		}

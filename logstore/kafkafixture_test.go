@@ -194,6 +194,15 @@ func (p *kmPartition) batchOf(off uint64) *kmBatch {
 
 // kmRead reads every record of it, going on after damage, and the
 // damage met.
+// kmOffsets is the offsets of recs.
+func kmOffsets(recs []logstore.Record) []uint64 {
+	var offsets []uint64
+	for _, r := range recs {
+		offsets = append(offsets, r.Offset)
+	}
+	return offsets
+}
+
 func kmRead(t *testing.T, it logstore.RecordIterator) (recs []logstore.Record, damage []*logstore.CorruptionError) {
 	t.Helper()
 	defer it.Close()

@@ -728,10 +728,7 @@ func TestKafkaRecordsBeforeBadRecordAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, damage := kmRead(t, it)
-	var offsets []uint64
-	for _, r := range got {
-		offsets = append(offsets, r.Offset)
-	}
+	offsets := kmOffsets(got)
 	if !slices.Equal(offsets, []uint64{0, 100}) || len(damage) != 1 {
 		t.Errorf("read --skip-corrupt: offsets %v, damage %v; want 0 and 100, one damage", offsets, damage)
 	}

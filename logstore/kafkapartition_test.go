@@ -975,11 +975,7 @@ func TestKafkaReadCommittedDamagedMarker(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := kmRead(t, it)
-			var offsets []uint64
-			for _, r := range got {
-				offsets = append(offsets, r.Offset)
-			}
-			if want := []uint64{3, 4, 5}; !slices.Equal(offsets, want) {
+			if offsets, want := kmOffsets(got), []uint64{3, 4, 5}; !slices.Equal(offsets, want) {
 				t.Errorf("read_committed --skip-corrupt: %v, want %v", offsets, want)
 			}
 		})

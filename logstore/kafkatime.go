@@ -67,12 +67,9 @@ func (p *KafkaPartition) largestTimestampBelow(i int, target int64) (bool, error
 	// The entry is the largest timestamp up to its batch; the batches
 	// after it, which a missing last entry (the one Kafka adds when it
 	// rolls the segment) leaves unsaid, are looked at.
-	if err := p.seekPos(i, ks, uint64(e.Offset)); err != nil {
-		return false, err
-	}
 	for {
 		for ks.sc.Next() {
-			if b := ks.sc.Batch(); b.LastOffset() >= e.Offset && b.MaxTimestamp() >= target {
+			if ks.sc.Batch().MaxTimestamp() >= target {
 				return false, nil
 			}
 		}
@@ -91,9 +88,8 @@ func (p *KafkaPartition) largestTimestampBelow(i int, target int64) (bool, error
 // e's offset has e's timestamp as its largest. An entry that does not
 // (past the segment's batches, or its timestamp another's) is a lie a
 // search must not start from: the records before it may be later. It
-// leaves ks's scan at the segment's first byte.
+// leaves ks's scan after the batch holding e's offset, when it holds.
 func (p *KafkaPartition) timeEntryHolds(i int, ks *kafkaScan, e segfile.KafkaIndexEntry) (bool, error) {
-	defer ks.sc.StartAt(0)
 	if e.Offset < int64(min(p.segs[i].Base, math.MaxInt64)) {
 		return false, nil
 	}
@@ -124,6 +120,7 @@ func (p *KafkaPartition) searchTime(i int, target int64) (uint64, bool, error) {
 		if k, ok, err := x.FloorTime(target); err == nil && ok {
 			if e, err := x.Entry(k); err == nil {
 				holds, err := p.timeEntryHolds(i, ks, e)
+				ks.sc.StartAt(0) // for seekPos
 				if err != nil {
 					closeIndex()
 					return 0, false, err
